@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for krt selftests: KTAP output, module and rxe handling, waits.
+# Tests run inside a guest (scripts/vm), as root, from the checkout root.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+KRT_ROOT=${KRT_WORK:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+KRT_KO=$KRT_ROOT/src/krt/krt.ko
+KRTCTL=$KRT_ROOT/src/krtctl/krtctl
+KRT_DBG=/sys/kernel/debug/krt
+TMPD=$(mktemp -d /tmp/krt-test.XXXXXX)
+
+_ktap_num=0
+_ktap_fail=0
+_ktap_pass=0
+_ktap_skip=0
+_ktap_plan=0
+_case_err=""
+
+ktap_plan() {
+	_ktap_plan=$1
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+# diag MSG: a diagnostic line
+diag() { echo "# $*"; }
+
+# fail MSG: mark the running case failed (the case goes on, like kselftest)
+fail() {
+	_case_err="${_case_err:+$_case_err; }$*"
+	echo "# FAIL: $*"
+}
+
+# run_case NAME FUNC [ARGS...]: run FUNC as one KTAP test case.  FUNC fails
+# the case by calling fail or by returning non-zero; returning 4 skips it
+# (only for a capability the kernel lacks: say which with diag).
+run_case() {
+	local name=$1 rc
+	shift
+	_case_err=""
+	_ktap_num=$((_ktap_num + 1))
+	"$@"
+	rc=$?
+	if [ $rc -eq $KSFT_SKIP ] && [ -z "$_case_err" ]; then
+		echo "ok $_ktap_num $name # SKIP"
+		_ktap_skip=$((_ktap_skip + 1))
+	elif [ $rc -eq 0 ] && [ -z "$_case_err" ]; then
+		echo "ok $_ktap_num $name"
+		_ktap_pass=$((_ktap_pass + 1))
+	else
+		[ -z "$_case_err" ] && echo "# FAIL: returned $rc"
+		echo "not ok $_ktap_num $name"
+		_ktap_fail=$((_ktap_fail + 1))
+	fi
+}
+
+ktap_finish() {
+	local n
+	for ((n = _ktap_num + 1; n <= _ktap_plan; n++)); do
+		echo "not ok $n missing # test ended early"
+		_ktap_fail=$((_ktap_fail + 1))
+	done
+	echo "# totals: pass:$_ktap_pass fail:$_ktap_fail skip:$_ktap_skip"
+	cleanup_all
+	rm -rf "$TMPD"
+	[ $_ktap_fail -gt 0 ] && exit $KSFT_FAIL
+	[ $_ktap_pass -eq 0 ] && [ $_ktap_skip -gt 0 ] && exit $KSFT_SKIP
+	exit $KSFT_PASS
+}
+
+# check_eq GOT WANT WHAT
+check_eq() {
+	if [ "$1" != "$2" ]; then
+		fail "$3: got '$1', want '$2'"
+		return 1
+	fi
+}
+
+# busywait TIMEOUT_MS CMD...: retry CMD until it succeeds or time runs out
+busywait() {
+	local limit=$1 start
+	shift
+	start=$(date +%s%N)
+	while :; do
+		"$@" && return 0
+		if [ $((($(date +%s%N) - start) / 1000000)) -ge "$limit" ]; then
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+krt_loaded() { [ -d /sys/module/krt ]; }
+
+load_krt() {
+	modprobe -q rdma_cm || { fail "modprobe rdma_cm"; return 1; }
+	krt_loaded && return 0
+	insmod "$KRT_KO" "$@" || { fail "insmod krt.ko $*"; return 1; }
+}
+
+unload_krt() {
+	krt_loaded || return 0
+	rmmod krt || { fail "rmmod krt"; return 1; }
+}
+
+# rxe_add NAME: an rxe device on a fresh dummy interface of its own
+_rxe_n=0
+rxe_add() {
+	local name=$1 ifn
+	_rxe_n=$((_rxe_n + 1))
+	ifn=krtd$_rxe_n
+	modprobe -q dummy
+	modprobe -q rdma_rxe
+	ip link add "$ifn" type dummy || return 1
+	ip addr add "169.254.$((200 + _rxe_n)).1/24" dev "$ifn"
+	ip link set "$ifn" up
+	rdma link add "$name" type rxe netdev "$ifn" || return 1
+	echo "$name $ifn" >> "$TMPD/rxe"
+}
+
+rxe_del() {
+	local name=$1 ifn
+	ifn=$(awk -v n="$name" '$1 == n { print $2 }' "$TMPD/rxe" 2>/dev/null)
+	rdma link del "$name" || return 1
+	[ -n "$ifn" ] && ip link del "$ifn"
+	sed -i "/^$name /d" "$TMPD/rxe"
+}
+
+cleanup_all() {
+	local name ifn
+	[ -n "${KRT_BG_PIDS:-}" ] && kill $KRT_BG_PIDS 2>/dev/null
+	if [ -f "$TMPD/rxe" ]; then
+		while read -r name ifn; do
+			rdma link del "$name" 2>/dev/null
+			ip link del "$ifn" 2>/dev/null
+		done < "$TMPD/rxe"
+	fi
+	krt_loaded && rmmod krt 2>/dev/null
+}
+
+# dev_field NAME FIELD: one field of 'krtctl -j dev show NAME'
+dev_field() {
+	"$KRTCTL" -j dev show "$1" | jq -r ".[0].$2"
+}
+
+# rdma_res_count TYPE [FILTER]: kernel objects of a type owned by krt
+rdma_res_count() {
+	rdma resource show "$1" 2>/dev/null | grep -c "comm \[krt\]"
+}

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# krt.ko loads and unloads cleanly, with and without RDMA devices present,
+# and leaves nothing behind: module, debugfs, netlink family, ib objects.
+. "$(dirname "$0")/lib.sh"
+
+gone_after_unload() {
+	krt_loaded && { fail "module still loaded"; return 1; }
+	[ -e "$KRT_DBG" ] && fail "debugfs $KRT_DBG still there"
+	"$KRTCTL" dev show > "$TMPD/out" 2>&1 && fail "netlink family still answers"
+	grep -q "krt is not loaded" "$TMPD/out" || fail "krtctl: $(cat "$TMPD/out")"
+	check_eq "$(rdma_res_count pd)" 0 "PDs owned by krt after unload"
+}
+
+cycles_no_device() {
+	local i
+	for i in $(seq 20); do
+		load_krt || return 1
+		[ -f "$KRT_DBG/version" ] || fail "cycle $i: no $KRT_DBG/version"
+		"$KRTCTL" dev show > /dev/null || fail "cycle $i: dev show failed"
+		unload_krt || return 1
+	done
+	gone_after_unload
+}
+
+cycles_with_device() {
+	local i
+	rxe_add krt_ml0 || { fail "rxe_add"; return 1; }
+	for i in $(seq 20); do
+		load_krt || return 1
+		[ -d "$KRT_DBG/krt_ml0" ] || fail "cycle $i: no debugfs folder for krt_ml0"
+		check_eq "$(rdma_res_count pd)" 1 "cycle $i: krt PDs with one device"
+		check_eq "$(rdma_res_count qp)" 0 "cycle $i: krt QPs left by the inline probe"
+		check_eq "$(rdma_res_count cq)" 0 "cycle $i: krt CQs left by the inline probe"
+		unload_krt || return 1
+	done
+	gone_after_unload
+	rxe_del krt_ml0
+}
+
+version_matches() {
+	load_krt || return 1
+	check_eq "$(cat "$KRT_DBG/version")" "$(cat /sys/module/krt/version)" \
+		"debugfs version vs module version"
+	unload_krt
+}
+
+ktap_plan 3
+run_case load_unload_20_no_device cycles_no_device
+run_case load_unload_20_with_rxe cycles_with_device
+run_case version version_matches
+ktap_finish

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: debugfs.
+ *
+ * DOC: debugfs layout
+ *
+ * ``/sys/kernel/debug/krt/`` holds ``version``, one folder per RDMA device
+ * with one read-only file per capability (table-driven, one shared fops),
+ * and ``fault/`` with knobs that selftests flip to drive error paths.  Not
+ * ABI; stable figures are also in netlink.  Entries are created from the
+ * ib_client callbacks, never under a lock the I/O path takes.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include "krt.h"
+
+/* Fault knob: treat devices added from now on as lacking FRWR. */
+bool krt_fault_mask_frwr;
+
+static struct dentry *krt_dbg_root;
+
+struct krt_dbg_attr {
+	const char *name;
+	int (*show)(struct krt_device *dev, struct seq_file *m);
+};
+
+#define KRT_DBG_CAP(field)						\
+static int krt_dbg_show_##field(struct krt_device *dev, struct seq_file *m) \
+{									\
+	seq_printf(m, "%u\n", (unsigned int)dev->caps.field);		\
+	return 0;							\
+}
+
+KRT_DBG_CAP(frwr)
+KRT_DBG_CAP(send_inv)
+KRT_DBG_CAP(sg_gaps)
+KRT_DBG_CAP(max_fr_pages)
+KRT_DBG_CAP(max_qp_wr)
+KRT_DBG_CAP(max_send_sge)
+KRT_DBG_CAP(max_recv_sge)
+KRT_DBG_CAP(max_inline)
+KRT_DBG_CAP(max_cqe)
+KRT_DBG_CAP(comp_vectors)
+KRT_DBG_CAP(ports)
+
+static int krt_dbg_show_state(struct krt_device *dev, struct seq_file *m)
+{
+	mutex_lock(&krt_dev_lock);
+	seq_printf(m, "%s\n", krt_dev_state_name(krt_dev_state(dev)));
+	mutex_unlock(&krt_dev_lock);
+	return 0;
+}
+
+static int krt_dbg_show_reason(struct krt_device *dev, struct seq_file *m)
+{
+	seq_printf(m, "%s\n", dev->unusable ?: "-");
+	return 0;
+}
+
+static int krt_dbg_show_info(struct krt_device *dev, struct seq_file *m)
+{
+	const struct krt_dev_caps *c = &dev->caps;
+
+	mutex_lock(&krt_dev_lock);
+	seq_printf(m, "name: %s\nindex: %u\nstate: %s\nenabled: %d\n",
+		   dev->name, dev->index,
+		   krt_dev_state_name(krt_dev_state(dev)), dev->enabled);
+	mutex_unlock(&krt_dev_lock);
+	seq_printf(m, "reason: %s\n", dev->unusable ?: "-");
+	seq_printf(m, "frwr: %d\nsend_inv: %d\nsg_gaps: %d\n",
+		   c->frwr, c->send_inv, c->sg_gaps);
+	seq_printf(m, "max_fast_reg_page_list_len: %u\nmax_qp_wr: %u\n",
+		   c->max_fr_pages, c->max_qp_wr);
+	seq_printf(m, "max_send_sge: %u\nmax_recv_sge: %u\nmax_inline_data: %u\n",
+		   c->max_send_sge, c->max_recv_sge, c->max_inline);
+	seq_printf(m, "max_cqe: %u\ncomp_vectors: %u\nports: %u\nnode_guid: %016llx\n",
+		   c->max_cqe, c->comp_vectors, c->ports,
+		   be64_to_cpu(c->node_guid));
+	return 0;
+}
+
+static const struct krt_dbg_attr krt_dbg_dev_attrs[] = {
+	{ "info",			krt_dbg_show_info },
+	{ "state",			krt_dbg_show_state },
+	{ "reason",			krt_dbg_show_reason },
+	{ "frwr",			krt_dbg_show_frwr },
+	{ "send_inv",			krt_dbg_show_send_inv },
+	{ "sg_gaps",			krt_dbg_show_sg_gaps },
+	{ "max_fast_reg_page_list_len",	krt_dbg_show_max_fr_pages },
+	{ "max_qp_wr",			krt_dbg_show_max_qp_wr },
+	{ "max_send_sge",		krt_dbg_show_max_send_sge },
+	{ "max_recv_sge",		krt_dbg_show_max_recv_sge },
+	{ "max_inline_data",		krt_dbg_show_max_inline },
+	{ "max_cqe",			krt_dbg_show_max_cqe },
+	{ "comp_vectors",		krt_dbg_show_comp_vectors },
+	{ "ports",			krt_dbg_show_ports },
+};
+
+/* The file's inode holds the attr, its folder's inode the device. */
+static int krt_dbg_show(struct seq_file *m, void *v)
+{
+	const struct krt_dbg_attr *attr = m->private;
+	struct krt_device *dev = d_inode(m->file->f_path.dentry->d_parent)->i_private;
+
+	return attr->show(dev, m);
+}
+
+static int krt_dbg_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, krt_dbg_show, inode->i_private);
+}
+
+static const struct file_operations krt_dbg_fops = {
+	.owner		= THIS_MODULE,
+	.open		= krt_dbg_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static int krt_dbg_version_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%s\n", KRT_VERSION);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(krt_dbg_version);
+
+/**
+ * krt_debugfs_dev_add() - create a device's folder
+ * @dev: the device, not yet visible to readers of its files
+ */
+void krt_debugfs_dev_add(struct krt_device *dev)
+{
+	struct dentry *dir;
+	size_t i;
+
+	if (IS_ERR_OR_NULL(krt_dbg_root))
+		return;
+	dir = debugfs_create_dir(dev->name, krt_dbg_root);
+	if (IS_ERR(dir)) {
+		pr_warn("%s: no debugfs folder (%ld)\n", dev->name, PTR_ERR(dir));
+		return;
+	}
+	d_inode(dir)->i_private = dev;
+	for (i = 0; i < ARRAY_SIZE(krt_dbg_dev_attrs); i++)
+		debugfs_create_file(krt_dbg_dev_attrs[i].name, 0444, dir,
+				    (void *)&krt_dbg_dev_attrs[i], &krt_dbg_fops);
+	dev->dbg_dir = dir;
+}
+
+/**
+ * krt_debugfs_dev_del() - remove a device's folder
+ * @dev: the device
+ *
+ * Returns once no reader is inside one of its files any more.
+ */
+void krt_debugfs_dev_del(struct krt_device *dev)
+{
+	debugfs_remove_recursive(dev->dbg_dir);
+	dev->dbg_dir = NULL;
+}
+
+/**
+ * krt_debugfs_dev_rename() - follow a device rename
+ * @dev: the device, already carrying its new name
+ * @old: the previous name
+ */
+void krt_debugfs_dev_rename(struct krt_device *dev, const char *old)
+{
+	struct dentry *d;
+
+	if (!dev->dbg_dir)
+		return;
+	d = debugfs_rename(krt_dbg_root, dev->dbg_dir, krt_dbg_root, dev->name);
+	if (IS_ERR(d))
+		pr_warn("%s: debugfs folder keeps the name %s\n", dev->name, old);
+}
+
+void krt_debugfs_init(void)
+{
+	struct dentry *fault;
+
+	krt_dbg_root = debugfs_create_dir("krt", NULL);
+	if (IS_ERR(krt_dbg_root))
+		return;
+	debugfs_create_file("version", 0444, krt_dbg_root, NULL,
+			    &krt_dbg_version_fops);
+	fault = debugfs_create_dir("fault", krt_dbg_root);
+	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fault_mask_frwr);
+}
+
+void krt_debugfs_exit(void)
+{
+	debugfs_remove_recursive(krt_dbg_root);
+	krt_dbg_root = NULL;
+}

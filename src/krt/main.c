@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: in-kernel RDMA transport for storage nodes - module entry.
+ *
+ * Order of bring-up: debugfs root, netlink family, then the ib_client, so
+ * that the add callbacks for devices present at load time find both.
+ * Teardown is the exact reverse.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <net/genetlink.h>
+#include "krt.h"
+
+static int __init krt_init(void)
+{
+	int ret;
+
+	krt_debugfs_init();
+	ret = krt_netlink_init();
+	if (ret)
+		goto err_debugfs;
+	ret = krt_device_init();
+	if (ret)
+		goto err_netlink;
+	pr_info("version %s loaded\n", KRT_VERSION);
+	return 0;
+
+err_netlink:
+	krt_netlink_exit();
+err_debugfs:
+	krt_debugfs_exit();
+	return ret;
+}
+
+static void __exit krt_exit(void)
+{
+	krt_device_exit();
+	krt_netlink_exit();
+	krt_debugfs_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(krt_init);
+module_exit(krt_exit);
+
+MODULE_DESCRIPTION("krt: in-kernel RDMA transport for storage nodes");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(KRT_VERSION);
+MODULE_ALIAS_GENL_FAMILY(KRT_GENL_NAME);

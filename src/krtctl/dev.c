@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krtctl: "dev" object, the RDMA devices krt tracks.
+ */
+#include <errno.h>
+#include <string.h>
+#include <linux/krt.h>
+#include "krtctl.h"
+
+const char *dev_state_name(u32 state)
+{
+	switch (state) {
+	case KRT_DEV_STATE_USABLE:
+		return "usable";
+	case KRT_DEV_STATE_DISABLED:
+		return "disabled";
+	case KRT_DEV_STATE_UNUSABLE:
+		return "unusable";
+	}
+	return "unknown";
+}
+
+static u32 a_u32(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_u32(tb[type]) : 0;
+}
+
+static bool a_u8(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_u8(tb[type]) : false;
+}
+
+static const char *a_str(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_str(tb[type]) : "";
+}
+
+static const struct {
+	int type;
+	const char *key;	/* JSON key and plain-text label */
+} dev_u32_fields[] = {
+	{ KRT_A_DEV_MAX_FR_PAGES,	"max_fr_pages" },
+	{ KRT_A_DEV_MAX_QP_WR,		"max_qp_wr" },
+	{ KRT_A_DEV_MAX_SEND_SGE,	"max_send_sge" },
+	{ KRT_A_DEV_MAX_RECV_SGE,	"max_recv_sge" },
+	{ KRT_A_DEV_MAX_INLINE,		"max_inline" },
+	{ KRT_A_DEV_MAX_CQE,		"max_cqe" },
+	{ KRT_A_DEV_COMP_VECTORS,	"comp_vectors" },
+	{ KRT_A_DEV_PORTS,		"ports" },
+};
+
+/* Print one device; @w is NULL for plain text, @key names a JSON member. */
+void dev_print(const struct nlattr **tb, struct jw *w, const char *key)
+{
+	u32 state = a_u32(tb, KRT_A_DEV_STATE);
+	unsigned long long guid = tb[KRT_A_DEV_NODE_GUID] ?
+		(unsigned long long)mnl_attr_get_u64(tb[KRT_A_DEV_NODE_GUID]) : 0;
+	size_t i;
+
+	if (w) {
+		jw_start_obj(w, key);
+		jw_str(w, "name", a_str(tb, KRT_A_DEV_NAME));
+		jw_uint(w, "index", a_u32(tb, KRT_A_DEV_INDEX));
+		jw_str(w, "state", dev_state_name(state));
+		if (tb[KRT_A_DEV_REASON])
+			jw_str(w, "reason", a_str(tb, KRT_A_DEV_REASON));
+		jw_bool(w, "enabled", a_u8(tb, KRT_A_DEV_ENABLED));
+		jw_bool(w, "frwr", a_u8(tb, KRT_A_DEV_FRWR));
+		jw_bool(w, "send_inv", a_u8(tb, KRT_A_DEV_SEND_INV));
+		jw_bool(w, "sg_gaps", a_u8(tb, KRT_A_DEV_SG_GAPS));
+		for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
+			jw_uint(w, dev_u32_fields[i].key,
+				a_u32(tb, dev_u32_fields[i].type));
+		jw_hex64(w, "node_guid", guid);
+		jw_end_obj(w);
+		return;
+	}
+	printf("%s: index %u state %s", a_str(tb, KRT_A_DEV_NAME),
+	       a_u32(tb, KRT_A_DEV_INDEX), dev_state_name(state));
+	if (tb[KRT_A_DEV_REASON])
+		printf(" reason \"%s\"", a_str(tb, KRT_A_DEV_REASON));
+	printf(" frwr %s send_inv %s sg_gaps %s\n   ",
+	       a_u8(tb, KRT_A_DEV_FRWR) ? "yes" : "no",
+	       a_u8(tb, KRT_A_DEV_SEND_INV) ? "yes" : "no",
+	       a_u8(tb, KRT_A_DEV_SG_GAPS) ? "yes" : "no");
+	for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
+		printf(" %s %u", dev_u32_fields[i].key,
+		       a_u32(tb, dev_u32_fields[i].type));
+	printf(" node_guid %016llx\n", guid);
+}
+
+static const char *dev_attr_name(unsigned int type)
+{
+	static const char *const names[KRT_A_DEV_MAX + 1] = {
+		[KRT_A_DEV_NAME]	= "name",
+		[KRT_A_DEV_ENABLED]	= "enabled",
+	};
+
+	return type <= KRT_A_DEV_MAX ? names[type] : NULL;
+}
+
+static int dev_show_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[KRT_A_DEV_MAX + 1];
+
+	nl_parse_attrs(nlh, tb, KRT_A_DEV_MAX);
+	dev_print(tb, data, NULL);
+	return MNL_CB_OK;
+}
+
+static int report(int ret, const char *what)
+{
+	if (ret == -1)
+		fprintf(stderr, "Error: %s: %s.\n", what, strerror(errno));
+	return ret ? 1 : 0;
+}
+
+static int dev_show(int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+	struct jw w;
+	int ret;
+
+	if (argc > 1)
+		return usage_error("dev show: unexpected argument", argv[1]);
+	nlh = nl_msg(&krtctl, KRT_CMD_DEV_GET, argc ? 0 : NLM_F_DUMP);
+	if (argc) {
+		if (strlen(argv[0]) >= KRT_DEV_NAME_MAX)
+			return usage_error("device name is too long", argv[0]);
+		mnl_attr_put_strz(nlh, KRT_A_DEV_NAME, argv[0]);
+	}
+	if (krtctl.json) {
+		jw_init(&w, stdout, krtctl.pretty);
+		jw_start_arr(&w, NULL);
+	}
+	ret = nl_talk(&krtctl, nlh, dev_show_cb, krtctl.json ? &w : NULL);
+	if (krtctl.json) {
+		jw_end_arr(&w);
+		jw_done(&w);
+	}
+	return report(ret, "dev show");
+}
+
+static int parse_onoff(const char *arg, const char *what, u8 *val)
+{
+	if (!strcmp(arg, "on") || !strcmp(arg, "yes") || !strcmp(arg, "1")) {
+		*val = 1;
+		return 0;
+	}
+	if (!strcmp(arg, "off") || !strcmp(arg, "no") || !strcmp(arg, "0")) {
+		*val = 0;
+		return 0;
+	}
+	return usage_error(what, arg);
+}
+
+static int dev_set(int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+	bool any = false;
+	u8 en = 0;
+
+	if (argc < 1)
+		return usage_error("dev set: missing device name", NULL);
+	if (strlen(argv[0]) >= KRT_DEV_NAME_MAX)
+		return usage_error("device name is too long", argv[0]);
+	nlh = nl_msg(&krtctl, KRT_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KRT_A_DEV_NAME, argv[0]);
+	for (argc--, argv++; argc > 0; argc -= 2, argv += 2) {
+		if (matches(argv[0], "enabled")) {
+			if (argc < 2)
+				return usage_error("dev set: \"enabled\" needs on or off", NULL);
+			if (parse_onoff(argv[1], "enabled: expected on or off, not", &en))
+				return 2;
+			mnl_attr_put_u8(nlh, KRT_A_DEV_ENABLED, en);
+			any = true;
+		} else {
+			return usage_error("dev set: unknown setting", argv[0]);
+		}
+	}
+	if (!any)
+		return usage_error("dev set: nothing to set (enabled on|off)", NULL);
+	return report(nl_talk(&krtctl, nlh, NULL, NULL), "dev set");
+}
+
+int cmd_dev(int argc, char **argv)
+{
+	krtctl.attr_name = dev_attr_name;
+	if (argc < 1 || matches(argv[0], "show") || matches(argv[0], "list"))
+		return dev_show(argc ? argc - 1 : 0, argv + (argc ? 1 : 0));
+	if (matches(argv[0], "set"))
+		return dev_set(argc - 1, argv + 1);
+	if (matches(argv[0], "help")) {
+		printf("Usage: krtctl dev show [NAME]\n"
+		       "       krtctl dev set NAME enabled { on | off }\n");
+		return 0;
+	}
+	return usage_error("dev: unknown command", argv[0]);
+}
