@@ -2,18 +2,36 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Two guests joined by an rxe link (scripts/vm -n 2 --rxe): each node's krt
-# tracks its rxe device, and RDMA traffic crosses the link.
+# tracks its rxe device, RDMA traffic crosses the link, and krt pools come
+# up between the nodes; node1 runs with accept=configured.
 . "$(dirname "$0")/lib.sh"
 
+barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" 180 || { fail "barrier $1"; return 1; }; }
+peer_json() { "$KRTCTL" -j peer show "$1" | jq -r ".[0].$2"; }
+inbound_json() {
+	"$KRTCTL" -j peer show | jq -r "[.[] | select(.direction == \"inbound\")][0].$1 // \"\""
+}
+wait_peer_up() {	# NAME UP
+	busywait 60000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = 'active $2' ]"
+}
+wait_inbound_up() {	# UP
+	busywait 60000 bash -c "[ \"\$($KRTCTL -j peer show | jq -r '[.[] | select(.direction == \"inbound\")][0] | .state + \" \" + (.conns_up|tostring)')\" = 'active $1' ]"
+}
+
 node_device() {
-	load_krt || return 1
+	if [ "$KRT_NODE" = 1 ]; then
+		load_krt accept=configured || return 1
+	else
+		load_krt || return 1
+	fi
 	check_eq "$(dev_field rxe0 state)" usable "rxe0 on node$KRT_NODE"
 	[ -d "$KRT_DBG/rxe0" ] || fail "no debugfs folder for rxe0"
+	"$KRTCTL" listen add "$KRT_ADDR" || fail "listen add"
 }
 
 rdma_traffic() {
 	local rc
-	"$KRT_ROOT/scripts/vm-barrier" traffic 120 || { fail "barrier"; return 1; }
+	barrier traffic || return 1
 	if [ "$KRT_NODE" = 0 ]; then
 		timeout 90 rping -s -a "$KRT_ADDR" -C 3 -V > "$TMPD/rping" 2>&1
 		rc=$?
@@ -23,10 +41,80 @@ rdma_traffic() {
 		check_eq "$(grep -c 'ping data' "$TMPD/rping")" 3 "verified pings"
 	fi
 	[ $rc -eq 0 ] || fail "rping exited $rc: $(tail -3 "$TMPD/rping" | tr '\n' ' ')"
-	"$KRT_ROOT/scripts/vm-barrier" traffic_done 120 || fail "barrier"
+	barrier traffic_done
 }
 
-ktap_plan 2
+# node1 accepts configured peers only: node0's first pool is refused
+rejected_unknown_node() {
+	barrier reject_start || return 1
+	if [ "$KRT_NODE" = 0 ]; then
+		"$KRTCTL" peer add n1 addr "$KRT_PEER_ADDR" conns 2 || fail "peer add"
+		busywait 30000 bash -c "[ \"\$($KRTCTL -j conn show peer n1 | jq -r '[.[].state] | unique | join(\",\")')\" = error ]" ||
+			fail "not refused: $("$KRTCTL" conn show peer n1)"
+		check_eq "$("$KRTCTL" -j conn show peer n1 | jq -r '.[0].reason')" \
+			"rejected: unknown node (accept=configured)" "reject reason on the active side"
+		check_eq "$(peer_json n1 state)" down "peer state"
+		"$KRTCTL" peer del n1
+	else
+		busywait 30000 grep -q "rejects_sent{unknown node (accept=configured)}: 2" "$KRT_DBG/cm" ||
+			fail "node1 did not count 2 rejects: $(cat "$KRT_DBG/cm")"
+		check_eq "$(inbound_json name)" "" "inbound peer on node1 after rejects"
+	fi
+	barrier reject_done
+}
+
+pools_both_ways() {
+	local q n
+	if [ "$KRT_NODE" = 1 ]; then
+		# configuring node0 both allows it in and opens node1's own pool
+		"$KRTCTL" peer add n0 addr "$KRT_PEER_ADDR" conns 2 || fail "peer add n0"
+		wait_peer_up n0 2 || fail "n0 not 2/2: $("$KRTCTL" peer show)"
+	fi
+	barrier configured || return 1
+	if [ "$KRT_NODE" = 0 ]; then
+		"$KRTCTL" peer add n1 addr "$KRT_PEER_ADDR" conns 4 || fail "peer add n1"
+		wait_peer_up n1 4 || fail "n1 not 4/4: $("$KRTCTL" peer show)"
+		wait_inbound_up 2 || fail "inbound from node1 not 2/2: $("$KRTCTL" peer show)"
+	else
+		wait_inbound_up 4 || fail "inbound from node0 not 4/4: $("$KRTCTL" peer show)"
+	fi
+	barrier pools_up || return 1
+	# conn show agrees with rdma resource show on each node: 6 QPs, RTS
+	n=$("$KRTCTL" -j conn show | jq '[.[] | select(.state == "active")] | length')
+	check_eq "$n" 6 "active connections on node$KRT_NODE"
+	for q in $("$KRTCTL" -j conn show | jq -r '.[].qpn'); do
+		rdma resource show qp lqpn "$q" | grep -q "lqpn $q .*state RTS" || fail "qpn $q not RTS"
+	done
+	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 6 "QPs on node$KRT_NODE"
+	check_eq "$("$KRTCTL" -j conn show | jq -r --arg a "$KRT_PEER_ADDR" '[.[] | select(.raddr == $a)] | length')" 6 \
+		"every connection goes to the other node"
+	barrier check_done || return 1
+	if [ "$KRT_NODE" = 0 ]; then
+		"$KRTCTL" peer set n1 conns 1 || fail "shrink"
+		wait_peer_up n1 1 || fail "n1 not 1/1 after shrinking"
+	else
+		wait_inbound_up 1 || fail "node1's inbound peer did not follow the shrink: $("$KRTCTL" peer show)"
+	fi
+	barrier resized
+}
+
+teardown() {
+	barrier teardown || return 1
+	if [ "$KRT_NODE" = 0 ]; then
+		"$KRTCTL" peer del n1 || fail "peer del"
+	else
+		busywait 30000 bash -c "[ -z \"\$($KRTCTL -j peer show | jq -r '.[] | select(.direction == \"inbound\") | .name')\" ]" ||
+			fail "inbound peer stayed after the remote deleted its pool"
+	fi
+	barrier deleted || return 1
+	unload_krt || return 1
+	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod on node$KRT_NODE"
+}
+
+ktap_plan 5
 run_case node_device node_device
 run_case rdma_traffic_between_guests rdma_traffic
+run_case reject_reported_on_active_side rejected_unknown_node
+run_case pools_between_guests pools_both_ways
+run_case teardown_and_rmmod teardown
 ktap_finish

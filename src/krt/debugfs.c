@@ -19,6 +19,8 @@
 
 /* Fault knob: treat devices added from now on as lacking FRWR. */
 bool krt_fault_mask_frwr;
+/* Fault knob: corrupt outbound CONNECT_REQUEST private data (see cm.c). */
+u32 krt_fault_cm_req;
 
 static struct dentry *krt_dbg_root;
 
@@ -128,6 +130,19 @@ static int krt_dbg_version_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(krt_dbg_version);
 
+static int krt_dbg_cm_show(struct seq_file *m, void *v)
+{
+	u32 r;
+
+	seq_printf(m, "node_id: %016llx\n", krt_node_id);
+	seq_printf(m, "malformed_private_data: %d\n", atomic_read(&krt_cm_malformed));
+	for (r = KRT_REJ_VERSION; r < ARRAY_SIZE(krt_cm_rejects); r++)
+		seq_printf(m, "rejects_sent{%s}: %d\n", krt_reject_name(r),
+			   atomic_read(&krt_cm_rejects[r]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(krt_dbg_cm);
+
 /**
  * krt_debugfs_dev_add() - create a device's folder
  * @dev: the device, not yet visible to readers of its files
@@ -188,8 +203,10 @@ void krt_debugfs_init(void)
 		return;
 	debugfs_create_file("version", 0444, krt_dbg_root, NULL,
 			    &krt_dbg_version_fops);
+	debugfs_create_file("cm", 0444, krt_dbg_root, NULL, &krt_dbg_cm_fops);
 	fault = debugfs_create_dir("fault", krt_dbg_root);
 	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fault_mask_frwr);
+	debugfs_create_u32("cm_req", 0600, fault, &krt_fault_cm_req);
 }
 
 void krt_debugfs_exit(void)

@@ -92,6 +92,29 @@ struct krt_device *krt_dev_get_by_name(const char *name)
 }
 
 /**
+ * krt_dev_get_by_ibdev() - the usable, enabled krt device of an ib_device
+ * @ibdev: the ib device (of an rdma_cm id)
+ *
+ * Return: the device with a reference (krt_dev_put()), or NULL when krt
+ * does not track it, or it is unusable or disabled.
+ */
+struct krt_device *krt_dev_get_by_ibdev(struct ib_device *ibdev)
+{
+	struct krt_device *dev, *found = NULL;
+
+	mutex_lock(&krt_dev_lock);
+	list_for_each_entry(dev, &krt_dev_list, entry) {
+		if (dev->ibdev == ibdev && !dev->removed && !dev->unusable &&
+		    dev->enabled && kref_get_unless_zero(&dev->ref)) {
+			found = dev;
+			break;
+		}
+	}
+	mutex_unlock(&krt_dev_lock);
+	return found;
+}
+
+/**
  * krt_dev_state() - usable, disabled or unusable
  * @dev: the device; caller holds krt_dev_lock
  *
@@ -266,6 +289,8 @@ static void krt_ib_remove(struct ib_device *ibdev, void *client_data)
 	dev->removed = true;
 	mutex_unlock(&krt_dev_lock);
 
+	/* connections on this device go before its PD does */
+	krt_pool_dev_remove(dev);
 	krt_nl_dev_event(dev, KRT_CMD_DEV_DEL_NTF);
 	krt_debugfs_dev_del(dev);
 	if (dev->pd) {

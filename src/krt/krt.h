@@ -10,7 +10,11 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/socket.h>
+#include <linux/workqueue.h>
+#include <net/netlink.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 #include <uapi/linux/krt.h>
 
 #define KRT_VERSION	"0.1.0"
@@ -75,6 +79,150 @@ struct krt_device {
 	struct dentry		*dbg_dir;
 };
 
+/* Objects whose pointer is an rdma_cm_id's context start with this. */
+enum krt_cm_ctx {
+	KRT_CM_LISTENER = 1,
+	KRT_CM_CONN,
+};
+
+/**
+ * struct krt_listener - a local address krt accepts connections on
+ * @ctx: KRT_CM_LISTENER
+ * @entry: in krt_listeners; krt_pool_lock
+ * @addr: address and port
+ * @cm_id: listening id; krt_pool_lock (NULL once its device went away)
+ */
+struct krt_listener {
+	enum krt_cm_ctx		ctx;
+	struct list_head	entry;
+	struct sockaddr_storage	addr;
+	struct rdma_cm_id	*cm_id;
+};
+
+struct krt_peer;
+
+/**
+ * struct krt_conn - one RC connection of a peer's pool
+ * @ctx: KRT_CM_CONN
+ * @ref: lifetime: the pool holds one reference
+ * @entry: in the peer's @conns; krt_pool_lock
+ * @peer: owning peer (holds a reference on it)
+ * @index: position in the pool
+ * @inbound: accepted from a listener rather than connected out
+ * @state: enum krt_conn_state; krt_pool_lock
+ * @dying: set under the cm handler lock: events are ignored from then on
+ * @cm_id: the connection's id; krt_pool_lock; owned by the connection
+ * @dev: device of the QP (reference), set when the route is known
+ * @cq: completion queue; created and freed with the QP
+ * @depth: work requests per direction
+ * @qpn: local QP number
+ * @laddr: local address; krt_pool_lock
+ * @raddr: remote address; krt_pool_lock
+ * @reason: last failure; krt_pool_lock
+ * @release_work: tears the RDMA resources down outside cm handlers
+ * @close_work: krt_conn_close() from a context that cannot wait
+ * @work_entry: on a caller's private list while being started or closed
+ */
+struct krt_conn {
+	enum krt_cm_ctx		ctx;
+	struct kref		ref;
+	struct list_head	entry;
+	struct krt_peer		*peer;
+	u32			index;
+	bool			inbound;
+	u32			state;
+	bool			dying;
+	struct rdma_cm_id	*cm_id;
+	struct krt_device	*dev;
+	struct ib_cq		*cq;
+	u32			depth;
+	u32			qpn;
+	struct sockaddr_storage	laddr;
+	struct sockaddr_storage	raddr;
+	char			reason[64];
+	struct work_struct	release_work;
+	struct work_struct	close_work;
+	struct list_head	work_entry;
+};
+
+/**
+ * struct krt_peer - a remote node and the pool of connections to it
+ * @ref: lifetime; krt_peers holds one reference while listed
+ * @entry: in krt_peers; krt_pool_lock
+ * @name: unique name (inbound peers: "in-<node id>")
+ * @addr: remote address and port (outbound peers)
+ * @inbound: created by connections from the remote
+ * @node_id: remote node id, 0 until known; krt_pool_lock
+ * @nr_conns: pool size; krt_pool_lock
+ * @depth: queue depth for new connections; krt_pool_lock
+ * @policy: enum krt_policy; krt_pool_lock
+ * @state: enum krt_peer_state last announced; krt_pool_lock
+ * @conns: the pool, by index; krt_pool_lock
+ * @reason: last failure of one of its connections; krt_pool_lock
+ * @reject: last reject reason received; krt_pool_lock
+ */
+struct krt_peer {
+	struct kref		ref;
+	struct list_head	entry;
+	char			name[KRT_PEER_NAME_MAX];
+	struct sockaddr_storage	addr;
+	bool			inbound;
+	u64			node_id;
+	u32			nr_conns;
+	u32			depth;
+	u32			policy;
+	u32			state;
+	struct list_head	conns;
+	char			reason[64];
+	u32			reject;
+};
+
+/* pool.c */
+extern struct mutex krt_pool_lock;
+extern struct list_head krt_peers;
+extern struct list_head krt_listeners;
+extern u64 krt_node_id;
+extern unsigned int krt_port;
+
+int krt_pool_init(void);
+void krt_pool_exit(void);
+void krt_pool_destroy_wq(void);
+bool krt_pool_accept_from(const struct sockaddr_storage *src);
+bool krt_pool_check_limit(struct krt_peer *peer);
+void krt_pool_drop_empty_inbound(struct krt_peer *peer);
+struct krt_peer *krt_pool_inbound_peer(u64 node_id, u32 nr_conns, u32 depth);
+void krt_pool_dev_remove(struct krt_device *dev);
+int krt_listen_add(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
+int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
+int krt_peer_add(const char *name, struct sockaddr_storage *addr, u32 conns,
+		 u32 depth, u32 policy, struct netlink_ext_ack *extack);
+int krt_peer_del(const char *name, struct netlink_ext_ack *extack);
+int krt_peer_set(const char *name, u32 conns, u32 depth, u32 policy,
+		 struct netlink_ext_ack *extack);
+struct krt_peer *krt_peer_find_locked(const char *name);
+u32 krt_peer_conns_up(struct krt_peer *peer);
+void krt_peer_update_state(struct krt_peer *peer);
+void krt_conn_start(struct krt_conn *conn);
+void krt_conn_fail(struct krt_conn *conn, const char *reason);
+struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound);
+void krt_conn_put(struct krt_conn *conn);
+void krt_peer_put(struct krt_peer *peer);
+int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id);
+void krt_conn_release(struct krt_conn *conn);
+void krt_conn_close(struct krt_conn *conn);
+void krt_conn_established(struct krt_conn *conn, struct rdma_cm_id *id);
+
+#define KRT_RESOLVE_TIMEOUT_MS	2000
+#define KRT_MAX_DEPTH		4096
+
+/* cm.c */
+extern atomic_t krt_cm_rejects[KRT_REJ_NO_RESOURCES + 1];
+extern atomic_t krt_cm_malformed;
+
+int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len);
+const char *krt_reject_name(u32 reason);
+
 /* device.c */
 extern struct mutex krt_dev_lock;
 extern struct list_head krt_dev_list;
@@ -86,6 +234,7 @@ extern struct ib_client krt_ib_client;
 
 struct krt_device *krt_dev_find_locked(const char *name);
 struct krt_device *krt_dev_get_by_name(const char *name);
+struct krt_device *krt_dev_get_by_ibdev(struct ib_device *ibdev);
 void krt_dev_put(struct krt_device *dev);
 enum krt_dev_state krt_dev_state(const struct krt_device *dev);
 int krt_dev_set_enabled(struct krt_device *dev, bool enabled);
@@ -93,6 +242,7 @@ const char *krt_dev_state_name(enum krt_dev_state state);
 
 /* debugfs.c */
 extern bool krt_fault_mask_frwr;
+extern u32 krt_fault_cm_req;
 
 void krt_debugfs_init(void);
 void krt_debugfs_exit(void);
@@ -104,5 +254,9 @@ void krt_debugfs_dev_rename(struct krt_device *dev, const char *old);
 int __init krt_netlink_init(void);
 void krt_netlink_exit(void);
 void krt_nl_dev_event(struct krt_device *dev, u8 cmd);
+void krt_nl_peer_event(struct krt_peer *peer, u8 cmd);
+void krt_nl_conn_event(struct krt_conn *conn);
+
+extern struct workqueue_struct *krt_wq;
 
 #endif /* _KRT_INTERNAL_H */

@@ -2,7 +2,8 @@
 /*
  * krt: in-kernel RDMA transport for storage nodes - module entry.
  *
- * Order of bring-up: debugfs root, netlink family, then the ib_client, so
+ * Order of bring-up: workqueue, debugfs root, netlink family, then the
+ * ib_client, so
  * that the add callbacks for devices present at load time find both.
  * Teardown is the exact reverse.
  */
@@ -16,6 +17,9 @@ static int __init krt_init(void)
 {
 	int ret;
 
+	ret = krt_pool_init();
+	if (ret)
+		return ret;
 	krt_debugfs_init();
 	ret = krt_netlink_init();
 	if (ret)
@@ -30,14 +34,18 @@ err_netlink:
 	krt_netlink_exit();
 err_debugfs:
 	krt_debugfs_exit();
+	krt_pool_destroy_wq();
 	return ret;
 }
 
 static void __exit krt_exit(void)
 {
+	/* ORDER: connections and listeners first, while devices are there */
+	krt_pool_exit();
 	krt_device_exit();
 	krt_netlink_exit();
 	krt_debugfs_exit();
+	krt_pool_destroy_wq();
 	pr_info("unloaded\n");
 }
 

@@ -20,6 +20,7 @@
 #include <linux/module.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <net/ipv6.h>
 #include "krt.h"
 
 enum krt_mcgrp {
@@ -39,6 +40,26 @@ static const struct nla_policy krt_dev_set_policy[KRT_A_DEV_MAX + 1] = {
 	[KRT_A_DEV_NAME]	= { .type = NLA_NUL_STRING,
 				    .len = KRT_DEV_NAME_MAX - 1 },
 	[KRT_A_DEV_ENABLED]	= NLA_POLICY_MAX(NLA_U8, 1),
+};
+
+static const struct nla_policy krt_listen_policy[KRT_A_LISTEN_MAX + 1] = {
+	[KRT_A_LISTEN_ADDR]	= { .type = NLA_BINARY, .len = 16 },
+	[KRT_A_LISTEN_PORT]	= { .type = NLA_U16 },
+};
+
+static const struct nla_policy krt_peer_policy[KRT_A_PEER_MAX + 1] = {
+	[KRT_A_PEER_NAME]	= { .type = NLA_NUL_STRING,
+				    .len = KRT_PEER_NAME_MAX - 1 },
+	[KRT_A_PEER_ADDR]	= { .type = NLA_BINARY, .len = 16 },
+	[KRT_A_PEER_PORT]	= { .type = NLA_U16 },
+	[KRT_A_PEER_CONNS]	= { .type = NLA_U32 },
+	[KRT_A_PEER_DEPTH]	= { .type = NLA_U32 },
+	[KRT_A_PEER_POLICY]	= { .type = NLA_U32 },
+};
+
+static const struct nla_policy krt_conn_policy[KRT_A_CONN_MAX + 1] = {
+	[KRT_A_CONN_PEER]	= { .type = NLA_NUL_STRING,
+				    .len = KRT_PEER_NAME_MAX - 1 },
 };
 
 static struct genl_family krt_genl_family;
@@ -195,6 +216,346 @@ out_unlock:
 	return ret;
 }
 
+/* Address and port attributes into a sockaddr; port 0 means the default. */
+static int krt_nl_get_addr(struct genl_info *info, int addr_type, int port_type,
+			   struct sockaddr_storage *ss)
+{
+	struct nlattr *a = info->attrs[addr_type];
+	struct nlattr *p = info->attrs[port_type];
+	u16 port = krt_port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (p) {
+		port = nla_get_u16(p);
+		if (!port) {
+			NL_SET_ERR_MSG_ATTR(info->extack, p, "port: must not be 0");
+			return -EINVAL;
+		}
+	}
+	if (nla_len(a) == 4) {
+		struct sockaddr_in *sin = (void *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, nla_data(a), 4);
+		if (sin->sin_addr.s_addr == htonl(INADDR_ANY) && addr_type == KRT_A_PEER_ADDR)
+			goto bad;
+		return 0;
+	}
+	if (nla_len(a) == 16) {
+		struct sockaddr_in6 *sin6 = (void *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, nla_data(a), 16);
+		if (ipv6_addr_any(&sin6->sin6_addr) && addr_type == KRT_A_PEER_ADDR)
+			goto bad;
+		return 0;
+	}
+bad:
+	NL_SET_ERR_MSG_ATTR(info->extack, a,
+			    "addr: must be a 4-byte IPv4 or 16-byte IPv6 address, not a wildcard");
+	return -EINVAL;
+}
+
+static int krt_nl_put_addr(struct sk_buff *skb, int addr_type, int port_type,
+			   const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)ss;
+
+		return nla_put(skb, addr_type, 4, &sin->sin_addr) ||
+		       nla_put_u16(skb, port_type, ntohs(sin->sin_port));
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)ss;
+
+		return nla_put(skb, addr_type, 16, &sin6->sin6_addr) ||
+		       nla_put_u16(skb, port_type, ntohs(sin6->sin6_port));
+	}
+	return 0;
+}
+
+static int krt_nl_listen_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_LISTEN_ADDR))
+		return -EINVAL;
+	ret = krt_nl_get_addr(info, KRT_A_LISTEN_ADDR, KRT_A_LISTEN_PORT, &ss);
+	if (ret)
+		return ret;
+	if (info->genlhdr->cmd == KRT_CMD_LISTEN_ADD)
+		return krt_listen_add(&ss, info->extack);
+	return krt_listen_del(&ss, info->extack);
+}
+
+struct krt_nl_dump_ctx {
+	long idx;
+	long sub;
+};
+
+static int krt_nl_listen_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct krt_nl_dump_ctx *ctx = (void *)cb->ctx;
+	struct krt_listener *l;
+	long i = 0;
+	void *hdr;
+
+	BUILD_BUG_ON(sizeof(*ctx) > sizeof(cb->ctx));
+	mutex_lock(&krt_pool_lock);
+	list_for_each_entry(l, &krt_listeners, entry) {
+		if (i++ < ctx->idx)
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &krt_genl_family, NLM_F_MULTI, KRT_CMD_LISTEN_GET);
+		if (!hdr)
+			break;
+		if (krt_nl_put_addr(skb, KRT_A_LISTEN_ADDR, KRT_A_LISTEN_PORT, &l->addr)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		ctx->idx = i;
+	}
+	mutex_unlock(&krt_pool_lock);
+	return skb->len;
+}
+
+static int krt_nl_fill_peer(struct sk_buff *skb, struct krt_peer *peer, u8 cmd,
+			    u32 portid, u32 seq, int flags)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &krt_genl_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, KRT_A_PEER_NAME, peer->name) ||
+	    (!peer->inbound &&
+	     krt_nl_put_addr(skb, KRT_A_PEER_ADDR, KRT_A_PEER_PORT, &peer->addr)) ||
+	    nla_put_u32(skb, KRT_A_PEER_CONNS, peer->nr_conns) ||
+	    nla_put_u32(skb, KRT_A_PEER_DEPTH, peer->depth) ||
+	    nla_put_u32(skb, KRT_A_PEER_POLICY, peer->policy) ||
+	    nla_put_u32(skb, KRT_A_PEER_STATE, peer->state) ||
+	    nla_put_u32(skb, KRT_A_PEER_CONNS_UP, krt_peer_conns_up(peer)) ||
+	    nla_put_u8(skb, KRT_A_PEER_INBOUND, peer->inbound) ||
+	    nla_put_u64_64bit(skb, KRT_A_PEER_NODE_ID, peer->node_id, KRT_A_PEER_UNSPEC) ||
+	    (peer->reject && nla_put_u32(skb, KRT_A_PEER_REJECT, peer->reject)) ||
+	    (peer->reason[0] && nla_put_string(skb, KRT_A_PEER_REASON, peer->reason)))
+		goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
+			    u32 portid, u32 seq, int flags)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &krt_genl_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, KRT_A_CONN_PEER, conn->peer->name) ||
+	    nla_put_u32(skb, KRT_A_CONN_INDEX, conn->index) ||
+	    nla_put_u32(skb, KRT_A_CONN_STATE, conn->state) ||
+	    krt_nl_put_addr(skb, KRT_A_CONN_LADDR, KRT_A_CONN_LPORT, &conn->laddr) ||
+	    krt_nl_put_addr(skb, KRT_A_CONN_RADDR, KRT_A_CONN_RPORT, &conn->raddr) ||
+	    nla_put_u32(skb, KRT_A_CONN_QPN, conn->qpn) ||
+	    nla_put_u32(skb, KRT_A_CONN_DEPTH, conn->depth) ||
+	    nla_put_u32(skb, KRT_A_CONN_INFLIGHT, 0) ||
+	    (conn->dev && nla_put_string(skb, KRT_A_CONN_DEV, conn->dev->name)) ||
+	    (conn->reason[0] && nla_put_string(skb, KRT_A_CONN_REASON, conn->reason)))
+		goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* conns/depth/policy of a peer request; 0 where absent. */
+static int krt_nl_peer_params(struct genl_info *info, u32 *conns, u32 *depth,
+			      u32 *policy)
+{
+	struct nlattr *a;
+
+	*conns = 0;
+	*depth = 0;
+	*policy = 0;
+	a = info->attrs[KRT_A_PEER_CONNS];
+	if (a) {
+		*conns = nla_get_u32(a);
+		if (!*conns) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a, "conns: must be at least 1");
+			return -EINVAL;
+		}
+	}
+	a = info->attrs[KRT_A_PEER_DEPTH];
+	if (a) {
+		*depth = nla_get_u32(a);
+		if (*depth < 2 || *depth > KRT_MAX_DEPTH) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a, "depth: must be 2..4096");
+			return -EINVAL;
+		}
+	}
+	a = info->attrs[KRT_A_PEER_POLICY];
+	if (a) {
+		*policy = nla_get_u32(a);
+		if (*policy != KRT_POLICY_RR && *policy != KRT_POLICY_MIN_INFLIGHT) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a, "policy: must be rr or min-inflight");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int krt_nl_peer_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sockaddr_storage ss;
+	u32 conns, depth, policy;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_ADDR))
+		return -EINVAL;
+	if (!nla_len(info->attrs[KRT_A_PEER_NAME]) ||
+	    !*(char *)nla_data(info->attrs[KRT_A_PEER_NAME]) ||
+	    !strncmp(nla_data(info->attrs[KRT_A_PEER_NAME]), "in-", 3)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KRT_A_PEER_NAME],
+				    "name: must not be empty nor start with \"in-\"");
+		return -EINVAL;
+	}
+	ret = krt_nl_get_addr(info, KRT_A_PEER_ADDR, KRT_A_PEER_PORT, &ss);
+	if (ret)
+		return ret;
+	ret = krt_nl_peer_params(info, &conns, &depth, &policy);
+	if (ret)
+		return ret;
+	return krt_peer_add(nla_data(info->attrs[KRT_A_PEER_NAME]), &ss, conns,
+			    depth, policy, info->extack);
+}
+
+static int krt_nl_peer_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME))
+		return -EINVAL;
+	return krt_peer_del(nla_data(info->attrs[KRT_A_PEER_NAME]), info->extack);
+}
+
+static int krt_nl_peer_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	u32 conns, depth, policy;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME))
+		return -EINVAL;
+	if (info->attrs[KRT_A_PEER_ADDR] || info->attrs[KRT_A_PEER_PORT]) {
+		NL_SET_ERR_MSG_MOD(info->extack,
+				   "addr and port cannot change: delete and add the peer");
+		return -EINVAL;
+	}
+	ret = krt_nl_peer_params(info, &conns, &depth, &policy);
+	if (ret)
+		return ret;
+	if (!conns && !depth && !policy) {
+		NL_SET_ERR_MSG(info->extack, "nothing to change: give conns, depth or policy");
+		return -EINVAL;
+	}
+	return krt_peer_set(nla_data(info->attrs[KRT_A_PEER_NAME]), conns, depth,
+			    policy, info->extack);
+}
+
+static int krt_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct krt_peer *peer;
+	struct sk_buff *msg;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME))
+		return -EINVAL;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&krt_pool_lock);
+	peer = krt_peer_find_locked(nla_data(info->attrs[KRT_A_PEER_NAME]));
+	if (!peer) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KRT_A_PEER_NAME], "no such peer");
+		ret = -ENOENT;
+	} else {
+		ret = krt_nl_fill_peer(msg, peer, KRT_CMD_PEER_GET, info->snd_portid,
+				       info->snd_seq, 0);
+	}
+	mutex_unlock(&krt_pool_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int krt_nl_peer_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct krt_nl_dump_ctx *ctx = (void *)cb->ctx;
+	struct krt_peer *peer;
+	long i = 0;
+
+	mutex_lock(&krt_pool_lock);
+	list_for_each_entry(peer, &krt_peers, entry) {
+		if (i++ < ctx->idx)
+			continue;
+		if (krt_nl_fill_peer(skb, peer, KRT_CMD_PEER_GET,
+				     NETLINK_CB(cb->skb).portid,
+				     cb->nlh->nlmsg_seq, NLM_F_MULTI))
+			break;
+		ctx->idx = i;
+	}
+	mutex_unlock(&krt_pool_lock);
+	return skb->len;
+}
+
+static int krt_nl_conn_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *filter = info->attrs[KRT_A_CONN_PEER];
+	struct krt_nl_dump_ctx *ctx = (void *)cb->ctx;
+	struct krt_peer *peer;
+	struct krt_conn *conn;
+	long i = 0, j;
+
+	mutex_lock(&krt_pool_lock);
+	if (filter && !krt_peer_find_locked(nla_data(filter))) {
+		mutex_unlock(&krt_pool_lock);
+		NL_SET_ERR_MSG_ATTR(cb->extack, filter, "no such peer");
+		return -ENOENT;
+	}
+	list_for_each_entry(peer, &krt_peers, entry) {
+		if (i++ < ctx->idx)
+			continue;
+		if (filter && strcmp(peer->name, nla_data(filter)))
+			goto next;
+		j = 0;
+		list_for_each_entry(conn, &peer->conns, entry) {
+			if (j++ < ctx->sub)
+				continue;
+			if (krt_nl_fill_conn(skb, conn, KRT_CMD_CONN_GET,
+					     NETLINK_CB(cb->skb).portid,
+					     cb->nlh->nlmsg_seq, NLM_F_MULTI))
+				goto out;
+			ctx->sub = j;
+		}
+next:
+		ctx->idx = i;
+		ctx->sub = 0;
+	}
+out:
+	mutex_unlock(&krt_pool_lock);
+	return skb->len;
+}
+
 static const struct genl_ops krt_genl_ops[] = {
 	{
 		.cmd		= KRT_CMD_DEV_GET,
@@ -209,6 +570,60 @@ static const struct genl_ops krt_genl_ops[] = {
 		.policy		= krt_dev_set_policy,
 		.maxattr	= ARRAY_SIZE(krt_dev_set_policy) - 1,
 		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_LISTEN_ADD,
+		.doit		= krt_nl_listen_doit,
+		.policy		= krt_listen_policy,
+		.maxattr	= KRT_A_LISTEN_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_LISTEN_DEL,
+		.doit		= krt_nl_listen_doit,
+		.policy		= krt_listen_policy,
+		.maxattr	= KRT_A_LISTEN_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_LISTEN_GET,
+		.dumpit		= krt_nl_listen_dumpit,
+		.policy		= krt_listen_policy,
+		.maxattr	= KRT_A_LISTEN_MAX,
+	},
+	{
+		.cmd		= KRT_CMD_PEER_ADD,
+		.doit		= krt_nl_peer_add_doit,
+		.policy		= krt_peer_policy,
+		.maxattr	= KRT_A_PEER_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_PEER_DEL,
+		.doit		= krt_nl_peer_del_doit,
+		.policy		= krt_peer_policy,
+		.maxattr	= KRT_A_PEER_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_PEER_SET,
+		.doit		= krt_nl_peer_set_doit,
+		.policy		= krt_peer_policy,
+		.maxattr	= KRT_A_PEER_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_PEER_GET,
+		.doit		= krt_nl_peer_get_doit,
+		.dumpit		= krt_nl_peer_dumpit,
+		.policy		= krt_peer_policy,
+		.maxattr	= KRT_A_PEER_MAX,
+	},
+	{
+		.cmd		= KRT_CMD_CONN_GET,
+		.dumpit		= krt_nl_conn_dumpit,
+		.policy		= krt_conn_policy,
+		.maxattr	= KRT_A_CONN_MAX,
 	},
 };
 
@@ -250,6 +665,54 @@ void krt_nl_dev_event(struct krt_device *dev, u8 cmd)
 	}
 	genlmsg_multicast_netns(&krt_genl_family, &init_net, msg, 0,
 				KRT_MCGRP_EVENTS_ID, GFP_KERNEL);
+}
+
+/* Send @msg (with header filled by the caller) to the events group. */
+static void krt_nl_multicast(struct sk_buff *msg)
+{
+	genlmsg_multicast_netns(&krt_genl_family, &init_net, msg, 0,
+				KRT_MCGRP_EVENTS_ID, GFP_KERNEL);
+}
+
+/**
+ * krt_nl_peer_event() - announce a peer's state, or its removal
+ * @peer: the peer; caller holds krt_pool_lock unless it is unlisted
+ * @cmd: KRT_CMD_PEER_STATE_NTF or KRT_CMD_PEER_DEL_NTF
+ */
+void krt_nl_peer_event(struct krt_peer *peer, u8 cmd)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&krt_genl_family, &init_net, KRT_MCGRP_EVENTS_ID))
+		return;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (krt_nl_fill_peer(msg, peer, cmd, 0, 0, 0)) {
+		nlmsg_free(msg);
+		return;
+	}
+	krt_nl_multicast(msg);
+}
+
+/**
+ * krt_nl_conn_event() - announce a connection's state
+ * @conn: the connection; caller holds krt_pool_lock
+ */
+void krt_nl_conn_event(struct krt_conn *conn)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&krt_genl_family, &init_net, KRT_MCGRP_EVENTS_ID))
+		return;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (krt_nl_fill_conn(msg, conn, KRT_CMD_CONN_STATE_NTF, 0, 0, 0)) {
+		nlmsg_free(msg);
+		return;
+	}
+	krt_nl_multicast(msg);
 }
 
 int __init krt_netlink_init(void)

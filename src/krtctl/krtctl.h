@@ -73,6 +73,11 @@ void jw_done(struct jw *w);
 /* objects */
 int cmd_dev(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
+int cmd_listen(int argc, char **argv);
+int cmd_peer(int argc, char **argv);
+int cmd_conn(int argc, char **argv);
+void peer_print(const struct nlattr **tb, struct jw *w, const char *key);
+void conn_print(const struct nlattr **tb, struct jw *w, const char *key);
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key);
 const char *dev_state_name(u32 state);
 

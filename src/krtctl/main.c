@@ -34,18 +34,29 @@ int usage_error(const char *msg, const char *arg)
 static const char *const usage_text[] = {
 	"Usage: krtctl [OPTIONS] OBJECT { COMMAND | help }",
 	"       krtctl [OPTIONS] -b FILE",
-	"where  OBJECT := { dev | monitor | help }",
+	"where  OBJECT := { dev | listen | peer | conn | monitor | help }",
 	"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -b[atch] FILE | -f[orce] }",
 	"",
 	"  dev show [NAME]                 RDMA devices as krt sees them",
 	"  dev set NAME enabled { on | off }",
 	"                                  allow or forbid krt's use of a device",
+	"  listen { add | del } ADDR [port PORT]",
+	"  listen show                     addresses krt accepts connections on",
+	"  peer add NAME addr IP [port P] [conns N] [depth D] [policy rr|min-inflight]",
+	"  peer set NAME { conns N | depth D | policy P }...",
+	"                                  resize a live pool, tune it",
+	"  peer del NAME",
+	"  peer show [NAME]                peers: state, connections up/total, direction",
+	"  conn show [peer NAME]           connections: state, addresses, QP number",
 	"  monitor [count N]               print krt events as they happen",
 	"",
 	"Examples:",
 	"  krtctl dev show",
 	"  krtctl -j -p dev show rxe0",
 	"  krtctl dev set rxe0 enabled off",
+	"  krtctl listen add 192.0.2.1",
+	"  krtctl peer add store2 addr 192.0.2.2 conns 4 depth 128",
+	"  krtctl peer set store2 conns 8",
 	"  krtctl -j monitor",
 };
 
@@ -65,6 +76,12 @@ static int do_cmd(int argc, char **argv)
 	}
 	if (matches(argv[0], "dev"))
 		return cmd_dev(argc - 1, argv + 1);
+	if (matches(argv[0], "listen"))
+		return cmd_listen(argc - 1, argv + 1);
+	if (matches(argv[0], "peer"))
+		return cmd_peer(argc - 1, argv + 1);
+	if (matches(argv[0], "conn"))
+		return cmd_conn(argc - 1, argv + 1);
 	if (matches(argv[0], "monitor"))
 		return cmd_monitor(argc - 1, argv + 1);
 	return usage_error("unknown object", argv[0]);

@@ -22,6 +22,12 @@ static const char *event_name(u8 cmd)
 		return "dev-del";
 	case KRT_CMD_DEV_CHANGE_NTF:
 		return "dev-change";
+	case KRT_CMD_PEER_STATE_NTF:
+		return "peer-state";
+	case KRT_CMD_PEER_DEL_NTF:
+		return "peer-del";
+	case KRT_CMD_CONN_STATE_NTF:
+		return "conn-state";
 	}
 	return NULL;
 }
@@ -29,24 +35,40 @@ static const char *event_name(u8 cmd)
 static int monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[KRT_A_DEV_MAX + 1];
+	const struct nlattr *tb[32];
+	void (*print)(const struct nlattr **tb, struct jw *w, const char *key);
+	const char *key;
+	unsigned int max;
 	const char *ev = event_name(g->cmd);
 	struct mon *m = data;
 	struct jw w;
 
 	if (!ev)
 		return MNL_CB_OK;	/* newer kernel, newer event */
-	nl_parse_attrs(nlh, tb, KRT_A_DEV_MAX);
+	if (g->cmd == KRT_CMD_PEER_STATE_NTF || g->cmd == KRT_CMD_PEER_DEL_NTF) {
+		print = peer_print;
+		key = "peer";
+		max = KRT_A_PEER_MAX;
+	} else if (g->cmd == KRT_CMD_CONN_STATE_NTF) {
+		print = conn_print;
+		key = "conn";
+		max = KRT_A_CONN_MAX;
+	} else {
+		print = dev_print;
+		key = "dev";
+		max = KRT_A_DEV_MAX;
+	}
+	nl_parse_attrs(nlh, tb, max);
 	if (krtctl.json) {
 		jw_init(&w, stdout, krtctl.pretty);
 		jw_start_obj(&w, NULL);
 		jw_str(&w, "event", ev);
-		dev_print(tb, &w, "dev");
+		print(tb, &w, key);
 		jw_end_obj(&w);
 		jw_done(&w);
 	} else {
 		printf("[%s] ", ev);
-		dev_print(tb, NULL, NULL);
+		print(tb, NULL, NULL);
 	}
 	fflush(stdout);
 	if (m->left > 0 && --m->left == 0)

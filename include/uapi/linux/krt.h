@@ -52,6 +52,89 @@ enum krt_a_dev {
 	KRT_A_DEV_MAX = __KRT_A_DEV_MAX - 1
 };
 
+#define KRT_PEER_NAME_MAX	32	/* including the NUL */
+
+/* Connection states, shown per connection. */
+enum krt_conn_state {
+	KRT_CONN_IDLE = 1,
+	KRT_CONN_CONNECTING,
+	KRT_CONN_ACTIVE,
+	KRT_CONN_CLOSING,
+	KRT_CONN_ERROR,
+};
+
+/* Peer states: from how many of its connections are active. */
+enum krt_peer_state {
+	KRT_PEER_CONNECTING = 1,	/* none active yet, some connecting */
+	KRT_PEER_ACTIVE,		/* all active */
+	KRT_PEER_DEGRADED,		/* some active */
+	KRT_PEER_DOWN,			/* none active or connecting */
+};
+
+enum krt_policy {
+	KRT_POLICY_RR = 1,		/* round-robin */
+	KRT_POLICY_MIN_INFLIGHT,	/* fewest requests in flight */
+};
+
+/* Why a passive side refused a connection (sent in the reject). */
+enum krt_reject_reason {
+	KRT_REJ_NONE,
+	KRT_REJ_VERSION,		/* protocol version not spoken */
+	KRT_REJ_MALFORMED,		/* private data missing or malformed */
+	KRT_REJ_LIMIT,			/* connection limits reached */
+	KRT_REJ_UNKNOWN_NODE,		/* accept=configured, not configured */
+	KRT_REJ_NO_DEVICE,		/* device unusable or disabled */
+	KRT_REJ_NO_RESOURCES,		/* could not allocate */
+};
+
+/* Listeners: local addresses krt accepts connections on. */
+enum krt_a_listen {
+	KRT_A_LISTEN_UNSPEC,
+	KRT_A_LISTEN_ADDR,		/* binary, 4 (IPv4) or 16 (IPv6) bytes */
+	KRT_A_LISTEN_PORT,		/* u16 */
+
+	__KRT_A_LISTEN_MAX,
+	KRT_A_LISTEN_MAX = __KRT_A_LISTEN_MAX - 1
+};
+
+enum krt_a_peer {
+	KRT_A_PEER_UNSPEC,
+	KRT_A_PEER_NAME,		/* string */
+	KRT_A_PEER_ADDR,		/* binary, 4 or 16 bytes */
+	KRT_A_PEER_PORT,		/* u16 */
+	KRT_A_PEER_CONNS,		/* u32, pool size */
+	KRT_A_PEER_DEPTH,		/* u32, queue depth per connection */
+	KRT_A_PEER_POLICY,		/* u32, enum krt_policy */
+	KRT_A_PEER_STATE,		/* u32, enum krt_peer_state */
+	KRT_A_PEER_CONNS_UP,		/* u32, active connections */
+	KRT_A_PEER_INBOUND,		/* u8, 1 if the remote connected to us */
+	KRT_A_PEER_NODE_ID,		/* u64, remote node id (0: not known) */
+	KRT_A_PEER_REJECT,		/* u32, enum krt_reject_reason (events) */
+	KRT_A_PEER_REASON,		/* string, last failure */
+
+	__KRT_A_PEER_MAX,
+	KRT_A_PEER_MAX = __KRT_A_PEER_MAX - 1
+};
+
+enum krt_a_conn {
+	KRT_A_CONN_UNSPEC,
+	KRT_A_CONN_PEER,		/* string, peer name */
+	KRT_A_CONN_INDEX,		/* u32, index in the pool */
+	KRT_A_CONN_STATE,		/* u32, enum krt_conn_state */
+	KRT_A_CONN_LADDR,		/* binary, 4 or 16 bytes */
+	KRT_A_CONN_LPORT,		/* u16 */
+	KRT_A_CONN_RADDR,		/* binary */
+	KRT_A_CONN_RPORT,		/* u16 */
+	KRT_A_CONN_QPN,			/* u32 */
+	KRT_A_CONN_DEPTH,		/* u32 */
+	KRT_A_CONN_INFLIGHT,		/* u32 */
+	KRT_A_CONN_DEV,			/* string, RDMA device */
+	KRT_A_CONN_REASON,		/* string, last failure */
+
+	__KRT_A_CONN_MAX,
+	KRT_A_CONN_MAX = __KRT_A_CONN_MAX - 1
+};
+
 enum krt_cmd {
 	KRT_CMD_UNSPEC,
 	KRT_CMD_DEV_GET,		/* do (by name) and dump */
@@ -59,6 +142,17 @@ enum krt_cmd {
 	KRT_CMD_DEV_ADD_NTF,		/* event: device appeared */
 	KRT_CMD_DEV_DEL_NTF,		/* event: device went away */
 	KRT_CMD_DEV_CHANGE_NTF,		/* event: renamed or (en|dis)abled */
+	KRT_CMD_LISTEN_ADD,		/* admin */
+	KRT_CMD_LISTEN_DEL,		/* admin */
+	KRT_CMD_LISTEN_GET,		/* dump */
+	KRT_CMD_PEER_ADD,		/* admin */
+	KRT_CMD_PEER_DEL,		/* admin */
+	KRT_CMD_PEER_SET,		/* admin: conns, depth, policy */
+	KRT_CMD_PEER_GET,		/* do (by name) and dump */
+	KRT_CMD_CONN_GET,		/* dump, optionally of one peer */
+	KRT_CMD_PEER_STATE_NTF,		/* event: peer state changed */
+	KRT_CMD_CONN_STATE_NTF,		/* event: connection state changed */
+	KRT_CMD_PEER_DEL_NTF,		/* event: peer removed */
 
 	__KRT_CMD_MAX,
 	KRT_CMD_MAX = __KRT_CMD_MAX - 1

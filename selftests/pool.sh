@@ -1,0 +1,247 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connection pools in one guest: the node connects to its own rxe address
+# (rxe loops it back), so each outbound pool has a matching inbound peer.
+. "$(dirname "$0")/lib.sh"
+
+A=""	# the rxe device's address
+
+setup() {
+	load_krt || return 1
+	rxe_add krt_po0 || { fail "rxe_add"; return 1; }
+	A=$(ip -4 -o addr show dev "$(awk '$1 == "krt_po0" { print $2 }' "$TMPD/rxe")" |
+	    awk '{ sub("/.*", "", $4); print $4 }')
+	[ -n "$A" ] || { fail "no address on the rxe interface"; return 1; }
+	"$KRTCTL" listen add "$A" || fail "listen add $A"
+}
+
+peer_json() { "$KRTCTL" -j peer show "$1" | jq -r ".[0].$2"; }
+inbound() { "$KRTCTL" -j peer show | jq -r '[.[] | select(.direction == "inbound")][0].name // ""'; }
+# QPs of krt's connections: rdma_cm creates them (comm [rdma_cm]) on
+# krt's cm ids (comm [krt]); count the ids that have a QP, and check the QP
+krt_qps() {
+	local n=0 q
+	for q in $(rdma resource show cm_id | grep 'comm \[krt\]' | sed -n 's/.* lqpn \([0-9]*\) .*/\1/p'); do
+		rdma resource show qp lqpn "$q" 2>/dev/null | grep -q "lqpn $q " && n=$((n + 1))
+	done
+	echo $n
+}
+# wait_peer NAME STATE [UP]
+wait_peer() {
+	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 ${3:-}' ] || [ -z '${3:-}' ] && [ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state')\" = '$2' ]"
+}
+
+listeners() {
+	"$KRTCTL" -j listen show | jq -e --arg a "$A" '.[] | select(.addr == $a and .port == 7471)' > /dev/null ||
+		fail "listener on $A:7471 not shown"
+	"$KRTCTL" listen add "$A" > "$TMPD/out" 2>&1 && fail "duplicate listener accepted"
+	grep -q "already listening" "$TMPD/out" || fail "duplicate: $(cat "$TMPD/out")"
+	"$KRTCTL" listen add "$A" port 7999 || fail "second listener on port 7999"
+	check_eq "$("$KRTCTL" -j listen show | jq length)" 2 "listeners"
+	"$KRTCTL" listen del "$A" port 7999 || fail "listen del"
+	"$KRTCTL" listen del "$A" port 7999 > "$TMPD/out" 2>&1 && fail "deleting a missing listener succeeded"
+	grep -q "no listener there" "$TMPD/out" || fail "missing: $(cat "$TMPD/out")"
+	"$KRTCTL" listen add 169.254.250.9 > "$TMPD/out" 2>&1 && fail "listening on a non-local address succeeded"
+	grep -q "Error: krt: cannot bind" "$TMPD/out" || fail "non-local: $(cat "$TMPD/out")"
+	check_eq "$("$KRTCTL" -j listen show | jq length)" 1 "listeners after the errors"
+}
+
+pool_of_4() {
+	local in qpns q
+	"$KRTCTL" peer add p4 addr "$A" conns 4 depth 64 || { fail "peer add"; return 1; }
+	wait_peer p4 active 4 || fail "p4 not active 4/4: $("$KRTCTL" peer show p4)"
+	in=$(inbound)
+	[ -n "$in" ] || { fail "no inbound peer"; return 1; }
+	wait_peer "$in" active 4 || fail "inbound not active 4/4: $("$KRTCTL" peer show "$in")"
+	check_eq "$(peer_json p4 conns)" 4 "p4 pool size"
+	check_eq "$(peer_json p4 depth)" 64 "p4 depth"
+	check_eq "$(peer_json p4 node_id)" "$(peer_json "$in" node_id)" "node id learnt from the accept"
+	check_eq "$("$KRTCTL" -j conn show peer p4 | jq '[.[] | select(.state == "active" and .depth == 64 and .dev == "krt_po0")] | length')" 4 "active p4 connections"
+	check_eq "$("$KRTCTL" -j conn show | jq length)" 8 "connections in all"
+	check_eq "$(krt_qps)" 8 "krt QPs in rdma resource show"
+	qpns=$("$KRTCTL" -j conn show | jq -r '.[].qpn')
+	for q in $qpns; do
+		rdma resource show qp lqpn "$q" 2>/dev/null | grep -q "lqpn $q .*state RTS" ||
+			fail "qpn $q of conn show not in rdma resource show qp"
+	done
+	"$KRTCTL" conn show peer p4 | grep -q "^p4/3: state active dev krt_po0 local $A:" ||
+		fail "plain conn show: $("$KRTCTL" conn show peer p4)"
+}
+
+resize() {
+	local in
+	in=$(inbound)
+	"$KRTCTL" peer set p4 conns 8 || fail "set conns 8"
+	wait_peer p4 active 8 || fail "not 8/8: $("$KRTCTL" peer show p4)"
+	wait_peer "$in" active 8 || fail "inbound not 8/8"
+	check_eq "$(krt_qps)" 16 "QPs with 8 connections"
+	"$KRTCTL" peer set p4 conns 2 || fail "set conns 2"
+	wait_peer p4 active 2 || fail "not 2/2: $("$KRTCTL" peer show p4)"
+	busywait 10000 bash -c "[ \$(rdma resource show qp | grep -c 'comm \[rdma_cm\]') = 4 ]" ||
+		fail "QPs after shrinking to 2: $(krt_qps)"
+	wait_peer "$in" active 2 || fail "inbound not 2/2: $("$KRTCTL" peer show "$in")"
+	check_eq "$("$KRTCTL" -j conn show peer p4 | jq -r '[.[].index] | join(",")')" "0,1" "indices kept"
+	"$KRTCTL" peer set p4 policy min-inflight depth 32 || fail "set policy, depth"
+	check_eq "$(peer_json p4 policy)" min-inflight "policy"
+	"$KRTCTL" peer del p4 || fail "peer del"
+	busywait 10000 bash -c "[ \$(rdma resource show qp | grep -c 'comm \[rdma_cm\]') = 0 ]" || fail "QPs left: $(krt_qps)"
+	busywait 10000 bash -c "[ -z \"\$($KRTCTL -j peer show | jq -r '.[].name')\" ]" ||
+		fail "peers left: $("$KRTCTL" peer show)"
+}
+
+res_counts() {
+	local t
+	printf 'qp=%s ' "$(rdma resource show qp 2>/dev/null | grep -c 'comm \[rdma_cm\]')"
+	for t in cq mr pd cm_id; do
+		printf '%s=%s ' "$t" "$(rdma resource show "$t" 2>/dev/null | grep -c 'comm \[krt\]')"
+	done
+}
+
+cycles() {
+	local base i
+	base=$(res_counts)
+	for i in $(seq 100); do
+		"$KRTCTL" peer add cy addr "$A" conns 4 || { fail "cycle $i: peer add"; return 1; }
+		wait_peer cy active 4 || { fail "cycle $i: not active: $("$KRTCTL" conn show)"; return 1; }
+		"$KRTCTL" peer del cy || { fail "cycle $i: peer del"; return 1; }
+	done
+	# and 20 that tear down while connecting
+	for i in $(seq 20); do
+		"$KRTCTL" peer add cz addr "$A" conns 4 || { fail "quick cycle $i: add"; return 1; }
+		"$KRTCTL" peer del cz || { fail "quick cycle $i: del"; return 1; }
+	done
+	busywait 20000 bash -c "[ -z \"\$($KRTCTL -j peer show | jq -r '.[].name')\" ]" ||
+		fail "peers left: $("$KRTCTL" peer show)"
+	busywait 20000 bash -c "[ '$base' = \"\$(. $KRT_ROOT/selftests/lib.sh; $(declare -f res_counts); res_counts)\" ]" ||
+		fail "resources: before '$base', after '$(res_counts)'"
+}
+
+# expect_err WANT_TEXT CMD...: the command fails and prints WANT_TEXT
+expect_err() {
+	local want=$1
+	shift
+	if "$KRTCTL" "$@" > "$TMPD/out" 2>&1; then
+		fail "'$*' succeeded"
+	elif ! grep -q -- "$want" "$TMPD/out"; then
+		fail "'$*': want '$want', got '$(cat "$TMPD/out")'"
+	fi
+}
+
+bad_input() {
+	local before in
+	"$KRTCTL" peer add bi addr "$A" conns 1 || fail "peer add bi"
+	wait_peer bi active 1 || fail "bi not active"
+	expect_err "Error: krt: a peer of that name exists." peer add bi addr "$A"
+	expect_err "Error: krt: no such peer." peer del nope
+	expect_err "Error: krt: no such peer." peer set nope conns 2
+	expect_err "Error: no such peer." peer show nope
+	expect_err "Error: conns: must be at least 1." peer add b1 addr "$A" conns 0
+	expect_err "Error: depth: must be 2..4096." peer add b1 addr "$A" depth 1
+	expect_err "Error: depth: must be 2..4096." peer add b1 addr "$A" depth 5000
+	expect_err "Error: port: must not be 0." peer add b1 addr "$A" port 0
+	expect_err "Error: addr: must be" peer add b1 addr 0.0.0.0
+	expect_err "not an IPv4 or IPv6 address" peer add b1 addr 300.1.1.1
+	expect_err "Error: name: must not be empty" peer add in-x addr "$A"
+	expect_err 'peer add: missing "addr IP"' peer add b1 port 5
+	expect_err "more connections than max_peer_conns" peer add b1 addr "$A" conns 65
+	expect_err "nothing to set" peer set bi
+	in=$(inbound)
+	expect_err "inbound peer" peer set "$in" conns 3
+	echo 4 > /sys/module/krt/parameters/max_conns
+	expect_err "total connection limit (max_conns) reached" peer add b1 addr "$A" conns 3
+	echo 1024 > /sys/module/krt/parameters/max_conns
+	before=$("$KRTCTL" -j peer show | jq -r '[.[].name] | sort | join(" ")')
+	check_eq "$before" "bi $in" "no half-created peer"
+	check_eq "$(krt_qps)" 2 "QPs after the refused requests"
+	"$KRTCTL" peer del bi
+}
+
+unreachable() {
+	local t0=$SECONDS
+	"$KRTCTL" peer add un addr 169.254.250.1 conns 1 || { fail "peer add"; return 1; }
+	busywait 10000 bash -c "[ \"\$($KRTCTL -j conn show peer un | jq -r '.[0].state')\" = error ]" ||
+		fail "not in error: $("$KRTCTL" conn show peer un)"
+	[ $((SECONDS - t0)) -le 6 ] || fail "took $((SECONDS - t0)) s, resolve timeout is 2 s"
+	"$KRTCTL" -j conn show peer un | jq -r '.[0].reason' | grep -q "address resolution failed" ||
+		fail "reason: $("$KRTCTL" -j conn show peer un | jq -r '.[0].reason')"
+	check_eq "$(peer_json un state)" down "peer state"
+	"$KRTCTL" peer show un | grep -q 'last-error "address resolution failed' || fail "peer show lacks the error"
+	"$KRTCTL" peer del un
+}
+
+# fault/cm_req corrupts our own CONNECT_REQUEST: the passive side (us) must
+# reject it with the right reason, count it, and the active side report it.
+malformed_private_data() {
+	local f want n0
+	for f in "1 malformed private data" "2 protocol version mismatch" \
+		 "3 malformed private data" "4 malformed private data"; do
+		want=${f#* }
+		n0=$(awk -F': ' '/^malformed_private_data/ { print $2 }' "$KRT_DBG/cm")
+		echo "${f%% *}" > "$KRT_DBG/fault/cm_req"
+		"$KRTCTL" peer add mf addr "$A" conns 1 || fail "peer add"
+		busywait 10000 bash -c "[ \"\$($KRTCTL -j conn show peer mf | jq -r '.[0].state')\" = error ]" ||
+			fail "fault $f: not rejected: $("$KRTCTL" conn show peer mf)"
+		echo 0 > "$KRT_DBG/fault/cm_req"
+		check_eq "$("$KRTCTL" -j conn show peer mf | jq -r '.[0].reason')" "rejected: $want" "fault $f: reason"
+		if [ "$want" = "malformed private data" ]; then
+			check_eq "$(awk -F': ' '/^malformed_private_data/ { print $2 }' "$KRT_DBG/cm")" \
+				$((n0 + 1)) "fault $f: malformed counter"
+		fi
+		[ -z "$(inbound)" ] || fail "fault $f: a rejected connection created an inbound peer"
+		"$KRTCTL" peer del mf
+	done
+	grep -q "rejects_sent{protocol version mismatch}: 1" "$KRT_DBG/cm" || fail "version reject not counted"
+}
+
+# the passive side enforces max_conns too: with room for 5 connections in
+# all, the third inbound connection of a pool of 3 is rejected as "limit"
+passive_limit() {
+	echo 5 > /sys/module/krt/parameters/max_conns
+	"$KRTCTL" peer add pl addr "$A" conns 3 || fail "peer add"
+	busywait 20000 bash -c "[ \"\$($KRTCTL -j conn show peer pl | jq -r '[.[].state] | sort | join(\",\")')\" = active,active,error ]" ||
+		fail "want 2 active and 1 refused: $("$KRTCTL" conn show peer pl)"
+	echo 1024 > /sys/module/krt/parameters/max_conns
+	check_eq "$("$KRTCTL" -j conn show peer pl | jq -r '[.[] | select(.state == "error")][0].reason')" \
+		"rejected: connection limit reached" "reason on the active side"
+	check_eq "$(peer_json pl state)" degraded "peer state with 2 of 3 up"
+	grep -q "rejects_sent{connection limit reached}: 1" "$KRT_DBG/cm" || fail "limit reject not counted"
+	"$KRTCTL" peer del pl
+}
+
+events() {
+	local mon=$TMPD/mon.json
+	"$KRTCTL" -j monitor > "$mon" 2> "$TMPD/mon.err" &
+	KRT_BG_PIDS="$KRT_BG_PIDS $!"
+	busywait 5000 grep -q monitoring "$TMPD/mon.err" || { fail "monitor"; return 1; }
+	"$KRTCTL" peer add ev addr "$A" conns 2 || fail "peer add"
+	wait_peer ev active 2 || fail "not active"
+	"$KRTCTL" peer del ev
+	busywait 5000 jq -e -s 'map(select(.event == "peer-del" and .peer.name == "ev")) | length == 1' "$mon" > /dev/null ||
+		fail "no peer-del event"
+	jq -e -s 'map(select(.event == "peer-state" and .peer.name == "ev" and .peer.state == "active")) | length >= 1' "$mon" > /dev/null ||
+		fail "no peer-state active event"
+	check_eq "$(jq -s '[.[] | select(.event == "conn-state" and .conn.peer == "ev" and .conn.state == "active")] | length' "$mon")" 2 "conn-state active events"
+}
+
+unload_with_pools() {
+	"$KRTCTL" peer add ul addr "$A" conns 3 || fail "peer add"
+	wait_peer ul active 3 || fail "not active"
+	unload_krt || return 1
+	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod"
+	check_eq "$(rdma resource show cm_id | grep -c 'comm \[krt\]')" 0 "cm ids after rmmod"
+}
+
+ktap_plan 11
+run_case setup setup
+run_case listeners listeners
+run_case pool_of_4_matches_rdma_resource pool_of_4
+run_case live_resize_4_8_2 resize
+run_case add_del_100_cycles_resources_return cycles
+run_case bad_input_clear_errors bad_input
+run_case unreachable_reported unreachable
+run_case malformed_private_data_rejected malformed_private_data
+run_case passive_side_limit_reject passive_limit
+run_case events events
+run_case rmmod_with_live_pools unload_with_pools
+ktap_finish

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: rdma_cm event handling and connection private data.
+ *
+ * DOC: Connection private data
+ *
+ * The active side's CONNECT_REQUEST carries &struct krt_cm_req (32 bytes,
+ * big endian): magic ``KRT1``, protocol version, connection index, pool
+ * size, node id, queue depth, credits, max IO size.  The passive side
+ * validates every field before it allocates anything; it accepts with
+ * &struct krt_cm_rep (its own node id, the depth it granted) or rejects
+ * with &struct krt_cm_rej naming the reason (enum krt_reject_reason), which
+ * the active side reports in ``conn show``, ``peer show`` and an event.
+ * Malformed private data is counted (debugfs ``cm``) and rejected.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/sizes.h>
+#include <rdma/ib_cm.h>
+#include "krt.h"
+
+#define KRT_CM_MAGIC	0x4b525431	/* "KRT1" */
+#define KRT_PROTO_VER	1
+
+struct krt_cm_req {
+	__be32	magic;
+	__be16	version;
+	__be16	conn_index;
+	__be16	conn_count;
+	__be16	reserved;
+	__be32	depth;
+	__be64	node_id;
+	__be32	credits;
+	__be32	max_io;
+} __packed;
+
+struct krt_cm_rep {
+	__be32	magic;
+	__be16	version;
+	__be16	reserved;
+	__be64	node_id;
+	__be32	depth;
+} __packed;
+
+struct krt_cm_rej {
+	__be32	magic;
+	__be16	version;
+	__be16	reason;
+} __packed;
+
+/* Counters of what the passive side refused, by reason; read by debugfs. */
+atomic_t krt_cm_rejects[KRT_REJ_NO_RESOURCES + 1];
+atomic_t krt_cm_malformed;
+
+static const char * const krt_reject_names[] = {
+	[KRT_REJ_NONE]		= "none",
+	[KRT_REJ_VERSION]	= "protocol version mismatch",
+	[KRT_REJ_MALFORMED]	= "malformed private data",
+	[KRT_REJ_LIMIT]		= "connection limit reached",
+	[KRT_REJ_UNKNOWN_NODE]	= "unknown node (accept=configured)",
+	[KRT_REJ_NO_DEVICE]	= "RDMA device unusable or disabled",
+	[KRT_REJ_NO_RESOURCES]	= "out of resources",
+};
+
+/**
+ * krt_reject_name() - printable reject reason
+ * @reason: enum krt_reject_reason
+ *
+ * Return: a static string.
+ */
+const char *krt_reject_name(u32 reason)
+{
+	if (reason < ARRAY_SIZE(krt_reject_names) && krt_reject_names[reason])
+		return krt_reject_names[reason];
+	return "unknown reason";
+}
+
+static int krt_cm_reject(struct rdma_cm_id *id, u16 reason)
+{
+	struct krt_cm_rej rej = {
+		.magic		= cpu_to_be32(KRT_CM_MAGIC),
+		.version	= cpu_to_be16(KRT_PROTO_VER),
+		.reason		= cpu_to_be16(reason),
+	};
+
+	atomic_inc(&krt_cm_rejects[reason]);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	/* non-zero: rdma_cm destroys the new id */
+	return 1;
+}
+
+/* Return: a reject reason, or KRT_REJ_NONE if @req is acceptable. */
+static u16 krt_cm_check_req(const struct krt_cm_req *req, u8 len)
+{
+	if (!req || len < sizeof(*req) || be32_to_cpu(req->magic) != KRT_CM_MAGIC)
+		return KRT_REJ_MALFORMED;
+	if (be16_to_cpu(req->version) != KRT_PROTO_VER)
+		return KRT_REJ_VERSION;
+	if (!req->node_id || !req->conn_count ||
+	    be16_to_cpu(req->conn_index) >= be16_to_cpu(req->conn_count) ||
+	    be32_to_cpu(req->depth) < 2 || be32_to_cpu(req->depth) > KRT_MAX_DEPTH)
+		return KRT_REJ_MALFORMED;
+	return KRT_REJ_NONE;
+}
+
+static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	const struct krt_cm_req *req = ev->param.conn.private_data;
+	struct rdma_conn_param param = {};
+	struct sockaddr_storage src;
+	struct krt_cm_rep rep = {};
+	struct krt_conn *conn, *old = NULL, *c;
+	struct krt_peer *peer;
+	u16 reason;
+	int ret;
+
+	reason = krt_cm_check_req(req, ev->param.conn.private_data_len);
+	if (reason) {
+		if (reason == KRT_REJ_MALFORMED)
+			atomic_inc(&krt_cm_malformed);
+		return krt_cm_reject(id, reason);
+	}
+	memcpy(&src, &id->route.addr.dst_addr, sizeof(src));
+
+	mutex_lock(&krt_pool_lock);
+	if (!krt_pool_accept_from(&src)) {
+		mutex_unlock(&krt_pool_lock);
+		return krt_cm_reject(id, KRT_REJ_UNKNOWN_NODE);
+	}
+	peer = krt_pool_inbound_peer(be64_to_cpu(req->node_id),
+				     be16_to_cpu(req->conn_count),
+				     be32_to_cpu(req->depth));
+	if (!peer) {
+		mutex_unlock(&krt_pool_lock);
+		return krt_cm_reject(id, KRT_REJ_NO_RESOURCES);
+	}
+	/* a connection of the same index replaces the old one */
+	list_for_each_entry(c, &peer->conns, entry) {
+		if (c->index == be16_to_cpu(req->conn_index)) {
+			old = c;
+			list_del_init(&old->entry);
+			break;
+		}
+	}
+	if (!krt_pool_check_limit(peer)) {
+		if (old)
+			list_add_tail(&old->entry, &peer->conns);
+		krt_pool_drop_empty_inbound(peer);
+		mutex_unlock(&krt_pool_lock);
+		return krt_cm_reject(id, KRT_REJ_LIMIT);
+	}
+	conn = krt_conn_alloc(peer, be16_to_cpu(req->conn_index), true);
+	if (!conn) {
+		if (old)
+			list_add_tail(&old->entry, &peer->conns);
+		krt_pool_drop_empty_inbound(peer);
+		mutex_unlock(&krt_pool_lock);
+		return krt_cm_reject(id, KRT_REJ_NO_RESOURCES);
+	}
+	conn->depth = be32_to_cpu(req->depth);
+	conn->state = KRT_CONN_CONNECTING;
+	conn->cm_id = id;
+	kref_get(&conn->ref);			/* held by the id */
+	id->context = conn;
+	list_add_tail(&conn->entry, &peer->conns);
+	mutex_unlock(&krt_pool_lock);
+
+	if (old)	/* hands the pool's reference over; no waiting here */
+		queue_work(krt_wq, &old->close_work);
+
+	ret = krt_conn_setup_qp(conn, id);
+	if (ret) {
+		reason = ret == -ENODEV ? KRT_REJ_NO_DEVICE : KRT_REJ_NO_RESOURCES;
+		goto err_reject;
+	}
+	rep.magic = cpu_to_be32(KRT_CM_MAGIC);
+	rep.version = cpu_to_be16(KRT_PROTO_VER);
+	rep.node_id = cpu_to_be64(krt_node_id);
+	rep.depth = cpu_to_be32(conn->depth);
+	param.private_data = &rep;
+	param.private_data_len = sizeof(rep);
+	param.responder_resources = min_t(u8, ev->param.conn.initiator_depth,
+					  id->device->attrs.max_qp_rd_atom);
+	param.initiator_depth = param.responder_resources;
+	param.rnr_retry_count = 7;
+	ret = rdma_accept(id, &param);
+	if (ret) {
+		reason = KRT_REJ_NO_RESOURCES;
+		goto err_reject;
+	}
+	krt_nl_conn_event(conn);
+	return 0;
+
+err_reject:
+	/* the id is rdma_cm's to destroy once we return non-zero */
+	mutex_lock(&krt_pool_lock);
+	conn->cm_id = NULL;
+	conn->state = KRT_CONN_ERROR;
+	strscpy(conn->reason, krt_reject_name(reason), sizeof(conn->reason));
+	list_del_init(&conn->entry);
+	krt_peer_update_state(conn->peer);
+	krt_pool_drop_empty_inbound(conn->peer);
+	mutex_unlock(&krt_pool_lock);
+	if (id->qp)
+		rdma_destroy_qp(id);
+	if (conn->cq)
+		ib_free_cq(conn->cq);
+	conn->cq = NULL;
+	if (conn->dev)
+		krt_dev_put(conn->dev);
+	conn->dev = NULL;
+	id->context = NULL;
+	krt_conn_put(conn);		/* the id's */
+	krt_conn_put(conn);		/* the pool's */
+	return krt_cm_reject(id, reason);
+}
+
+/**
+ * krt_cm_fill_req() - the private data of an outbound CONNECT_REQUEST
+ * @conn: the connection
+ * @buf: at least sizeof(struct krt_cm_req) bytes
+ * @len: set to the length used
+ */
+void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
+{
+	struct krt_cm_req *req = buf;
+
+	memset(req, 0, sizeof(*req));
+	req->magic = cpu_to_be32(KRT_CM_MAGIC);
+	req->version = cpu_to_be16(KRT_PROTO_VER);
+	req->conn_index = cpu_to_be16(conn->index);
+	req->conn_count = cpu_to_be16(max(conn->peer->nr_conns, conn->index + 1));
+	req->depth = cpu_to_be32(conn->depth);
+	req->node_id = cpu_to_be64(krt_node_id);
+	req->credits = cpu_to_be32(conn->depth);
+	req->max_io = cpu_to_be32(SZ_1M);
+	*len = sizeof(*req);
+	switch (krt_fault_cm_req) {	/* debugfs fault/cm_req: test the passive side */
+	case 1:
+		req->magic = cpu_to_be32(0xdeadbeef);
+		break;
+	case 2:
+		req->version = cpu_to_be16(KRT_PROTO_VER + 1);
+		break;
+	case 3:
+		*len = 8;
+		break;
+	case 4:
+		req->conn_index = req->conn_count;
+		break;
+	}
+}
+
+static int krt_cm_route_resolved(struct krt_conn *conn, struct rdma_cm_id *id)
+{
+	struct rdma_conn_param param = {};
+	u8 buf[sizeof(struct krt_cm_req)];
+	int ret;
+
+	ret = krt_conn_setup_qp(conn, id);
+	if (ret) {
+		krt_conn_fail(conn, ret == -ENODEV ?
+			      "RDMA device unusable or disabled for krt" :
+			      "cannot create CQ/QP");
+		return 0;
+	}
+	mutex_lock(&krt_pool_lock);
+	krt_cm_fill_req(conn, buf, &param.private_data_len);
+	mutex_unlock(&krt_pool_lock);
+	param.private_data = buf;
+	param.responder_resources = id->device->attrs.max_qp_rd_atom;
+	param.initiator_depth = id->device->attrs.max_qp_init_rd_atom;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	ret = rdma_connect_locked(id, &param);
+	if (ret)
+		krt_conn_fail(conn, "rdma_connect failed");
+	return 0;
+}
+
+static void krt_cm_established(struct krt_conn *conn, struct rdma_cm_id *id,
+			       struct rdma_cm_event *ev)
+{
+	const struct krt_cm_rep *rep = ev->param.conn.private_data;
+
+	if (!conn->inbound) {
+		if (!rep || ev->param.conn.private_data_len < sizeof(*rep) ||
+		    be32_to_cpu(rep->magic) != KRT_CM_MAGIC ||
+		    be16_to_cpu(rep->version) != KRT_PROTO_VER) {
+			atomic_inc(&krt_cm_malformed);
+			krt_conn_fail(conn, "malformed accept from the peer");
+			return;
+		}
+		mutex_lock(&krt_pool_lock);
+		conn->peer->node_id = be64_to_cpu(rep->node_id);
+		mutex_unlock(&krt_pool_lock);
+	}
+	krt_conn_established(conn, id);
+}
+
+static void krt_cm_rejected(struct krt_conn *conn, struct rdma_cm_id *id,
+			    struct rdma_cm_event *ev)
+{
+	const struct krt_cm_rej *rej;
+	char msg[64];
+	u8 len = 0;
+	u16 reason = KRT_REJ_NONE;
+
+	rej = rdma_consumer_reject_data(id, ev, &len);
+	if (rej && len >= sizeof(*rej) && be32_to_cpu(rej->magic) == KRT_CM_MAGIC)
+		reason = be16_to_cpu(rej->reason);
+	if (reason) {
+		snprintf(msg, sizeof(msg), "rejected: %s", krt_reject_name(reason));
+	} else {
+		snprintf(msg, sizeof(msg), "rejected: %s",
+			 rdma_reject_msg(id, ev->status));
+	}
+	mutex_lock(&krt_pool_lock);
+	conn->peer->reject = reason;
+	mutex_unlock(&krt_pool_lock);
+	krt_conn_fail(conn, msg);
+}
+
+static int krt_cm_listener_event(struct krt_listener *l, struct rdma_cm_id *id,
+				 struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return krt_cm_connect_request(id, ev);
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+		int destroy = 0;
+
+		/* the listener's device went away: let rdma_cm destroy the id */
+		mutex_lock(&krt_pool_lock);
+		if (l->cm_id == id) {
+			l->cm_id = NULL;
+			destroy = 1;
+		}
+		mutex_unlock(&krt_pool_lock);
+		return destroy;
+	}
+	return 0;
+}
+
+/**
+ * krt_cm_handler() - rdma_cm event handler of every krt id
+ * @id: the id
+ * @ev: the event
+ *
+ * rdma_cm serialises the calls per id.  A listener's context is its
+ * &struct krt_listener, a connection's its &struct krt_conn.
+ *
+ * Return: non-zero only when rdma_cm is to destroy @id (rejected requests).
+ */
+int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	enum krt_cm_ctx *ctx = id->context;
+	struct krt_conn *conn;
+
+	if (!ctx)
+		return 0;
+	if (*ctx == KRT_CM_LISTENER)
+		return krt_cm_listener_event(id->context, id, ev);
+	conn = id->context;
+	if (conn->dying)
+		return 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, KRT_RESOLVE_TIMEOUT_MS))
+			krt_conn_fail(conn, "route resolution failed to start");
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		return krt_cm_route_resolved(conn, id);
+	case RDMA_CM_EVENT_ESTABLISHED:
+		krt_cm_established(conn, id, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		krt_cm_rejected(conn, id, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		krt_conn_fail(conn, "address resolution failed");
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		krt_conn_fail(conn, "route resolution failed");
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		krt_conn_fail(conn, "peer unreachable");
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		krt_conn_fail(conn, "connection error");
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		krt_conn_fail(conn, "disconnected");
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		krt_conn_fail(conn, "RDMA device removed");
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		krt_conn_fail(conn, "local address changed");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
