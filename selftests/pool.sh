@@ -101,7 +101,7 @@ res_counts() {
 cycles() {
 	local base i
 	base=$(res_counts)
-	for i in $(seq 100); do
+	for i in $(seq "${KRT_POOL_CYCLES:-100}"); do
 		"$KRTCTL" peer add cy addr "$A" conns 4 || { fail "cycle $i: peer add"; return 1; }
 		wait_peer cy active 4 || { fail "cycle $i: not active: $("$KRTCTL" conn show)"; return 1; }
 		"$KRTCTL" peer del cy || { fail "cycle $i: peer del"; return 1; }
@@ -237,7 +237,7 @@ run_case setup setup
 run_case listeners listeners
 run_case pool_of_4_matches_rdma_resource pool_of_4
 run_case live_resize_4_8_2 resize
-run_case add_del_100_cycles_resources_return cycles
+run_case "add_del_${KRT_POOL_CYCLES:-100}_cycles_resources_return" cycles
 run_case bad_input_clear_errors bad_input
 run_case unreachable_reported unreachable
 run_case malformed_private_data_rejected malformed_private_data

@@ -20,21 +20,6 @@ const char *dev_state_name(u32 state)
 	return "unknown";
 }
 
-static u32 a_u32(const struct nlattr **tb, int type)
-{
-	return tb[type] ? mnl_attr_get_u32(tb[type]) : 0;
-}
-
-static bool a_u8(const struct nlattr **tb, int type)
-{
-	return tb[type] ? mnl_attr_get_u8(tb[type]) : false;
-}
-
-static const char *a_str(const struct nlattr **tb, int type)
-{
-	return tb[type] ? mnl_attr_get_str(tb[type]) : "";
-}
-
 static const struct {
 	int type;
 	const char *key;	/* JSON key and plain-text label */
@@ -52,40 +37,40 @@ static const struct {
 /* Print one device; @w is NULL for plain text, @key names a JSON member. */
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key)
 {
-	u32 state = a_u32(tb, KRT_A_DEV_STATE);
+	u32 state = attr_u32(tb, KRT_A_DEV_STATE);
 	unsigned long long guid = tb[KRT_A_DEV_NODE_GUID] ?
 		(unsigned long long)mnl_attr_get_u64(tb[KRT_A_DEV_NODE_GUID]) : 0;
 	size_t i;
 
 	if (w) {
 		jw_start_obj(w, key);
-		jw_str(w, "name", a_str(tb, KRT_A_DEV_NAME));
-		jw_uint(w, "index", a_u32(tb, KRT_A_DEV_INDEX));
+		jw_str(w, "name", attr_str(tb, KRT_A_DEV_NAME));
+		jw_uint(w, "index", attr_u32(tb, KRT_A_DEV_INDEX));
 		jw_str(w, "state", dev_state_name(state));
 		if (tb[KRT_A_DEV_REASON])
-			jw_str(w, "reason", a_str(tb, KRT_A_DEV_REASON));
-		jw_bool(w, "enabled", a_u8(tb, KRT_A_DEV_ENABLED));
-		jw_bool(w, "frwr", a_u8(tb, KRT_A_DEV_FRWR));
-		jw_bool(w, "send_inv", a_u8(tb, KRT_A_DEV_SEND_INV));
-		jw_bool(w, "sg_gaps", a_u8(tb, KRT_A_DEV_SG_GAPS));
+			jw_str(w, "reason", attr_str(tb, KRT_A_DEV_REASON));
+		jw_bool(w, "enabled", attr_u8(tb, KRT_A_DEV_ENABLED));
+		jw_bool(w, "frwr", attr_u8(tb, KRT_A_DEV_FRWR));
+		jw_bool(w, "send_inv", attr_u8(tb, KRT_A_DEV_SEND_INV));
+		jw_bool(w, "sg_gaps", attr_u8(tb, KRT_A_DEV_SG_GAPS));
 		for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
 			jw_uint(w, dev_u32_fields[i].key,
-				a_u32(tb, dev_u32_fields[i].type));
+				attr_u32(tb, dev_u32_fields[i].type));
 		jw_hex64(w, "node_guid", guid);
 		jw_end_obj(w);
 		return;
 	}
-	printf("%s: index %u state %s", a_str(tb, KRT_A_DEV_NAME),
-	       a_u32(tb, KRT_A_DEV_INDEX), dev_state_name(state));
+	printf("%s: index %u state %s", attr_str(tb, KRT_A_DEV_NAME),
+	       attr_u32(tb, KRT_A_DEV_INDEX), dev_state_name(state));
 	if (tb[KRT_A_DEV_REASON])
-		printf(" reason \"%s\"", a_str(tb, KRT_A_DEV_REASON));
+		printf(" reason \"%s\"", attr_str(tb, KRT_A_DEV_REASON));
 	printf(" frwr %s send_inv %s sg_gaps %s\n   ",
-	       a_u8(tb, KRT_A_DEV_FRWR) ? "yes" : "no",
-	       a_u8(tb, KRT_A_DEV_SEND_INV) ? "yes" : "no",
-	       a_u8(tb, KRT_A_DEV_SG_GAPS) ? "yes" : "no");
+	       attr_u8(tb, KRT_A_DEV_FRWR) ? "yes" : "no",
+	       attr_u8(tb, KRT_A_DEV_SEND_INV) ? "yes" : "no",
+	       attr_u8(tb, KRT_A_DEV_SG_GAPS) ? "yes" : "no");
 	for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
 		printf(" %s %u", dev_u32_fields[i].key,
-		       a_u32(tb, dev_u32_fields[i].type));
+		       attr_u32(tb, dev_u32_fields[i].type));
 	printf(" node_guid %016llx\n", guid);
 }
 
@@ -108,18 +93,9 @@ static int dev_show_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int report(int ret, const char *what)
-{
-	if (ret == -1)
-		fprintf(stderr, "Error: %s: %s.\n", what, strerror(errno));
-	return ret ? 1 : 0;
-}
-
 static int dev_show(int argc, char **argv)
 {
 	struct nlmsghdr *nlh;
-	struct jw w;
-	int ret;
 
 	if (argc > 1)
 		return usage_error("dev show: unexpected argument", argv[1]);
@@ -129,16 +105,7 @@ static int dev_show(int argc, char **argv)
 			return usage_error("device name is too long", argv[0]);
 		mnl_attr_put_strz(nlh, KRT_A_DEV_NAME, argv[0]);
 	}
-	if (krtctl.json) {
-		jw_init(&w, stdout, krtctl.pretty);
-		jw_start_arr(&w, NULL);
-	}
-	ret = nl_talk(&krtctl, nlh, dev_show_cb, krtctl.json ? &w : NULL);
-	if (krtctl.json) {
-		jw_end_arr(&w);
-		jw_done(&w);
-	}
-	return report(ret, "dev show");
+	return nl_show(nlh, dev_show_cb, "dev show");
 }
 
 static int parse_onoff(const char *arg, const char *what, u8 *val)
@@ -180,7 +147,7 @@ static int dev_set(int argc, char **argv)
 	}
 	if (!any)
 		return usage_error("dev set: nothing to set (enabled on|off)", NULL);
-	return report(nl_talk(&krtctl, nlh, NULL, NULL), "dev set");
+	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "dev set");
 }
 
 int cmd_dev(int argc, char **argv)

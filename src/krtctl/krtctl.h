@@ -50,6 +50,12 @@ int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 int nl_join_events(struct krtctl *k);
 int nl_parse_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
 		   unsigned int max);
+int nl_report(int ret, const char *what);
+int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what);
+u32 attr_u32(const struct nlattr **tb, int type);
+u16 attr_u16(const struct nlattr **tb, int type);
+bool attr_u8(const struct nlattr **tb, int type);
+const char *attr_str(const struct nlattr **tb, int type);
 
 /* json.c: a small streaming JSON writer */
 struct jw {

@@ -127,6 +127,27 @@ static int error_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_ERROR;
 }
 
+/*
+ * Test hook: with KRTCTL_FAIL_NTH=N set, make the N-th fault-injection
+ * point (failslab) of the request's own system call fail, through
+ * /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION kernels only).
+ */
+static void fail_nth_arm(void)
+{
+	const char *n = getenv("KRTCTL_FAIL_NTH");
+	FILE *f;
+
+	if (!n || !*n)
+		return;
+	f = fopen("/proc/thread-self/fail-nth", "w");
+	if (!f) {
+		fprintf(stderr, "krtctl: KRTCTL_FAIL_NTH: %s\n", strerror(errno));
+		return;
+	}
+	fputs(n, f);
+	fclose(f);
+}
+
 struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->buf);
@@ -152,6 +173,8 @@ int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 	int printed = 0, ret;
 	ssize_t n;
 
+	if (nlh->nlmsg_type == k->family)
+		fail_nth_arm();
 	if (mnl_socket_sendto(k->nl, nlh, nlh->nlmsg_len) < 0)
 		return -1;
 	do {
@@ -241,4 +264,53 @@ void nl_close(struct krtctl *k)
 	k->nl = NULL;
 	free(k->buf);
 	k->buf = NULL;
+}
+
+u32 attr_u32(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_u32(tb[type]) : 0;
+}
+
+u16 attr_u16(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_u16(tb[type]) : 0;
+}
+
+bool attr_u8(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_u8(tb[type]) : false;
+}
+
+const char *attr_str(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_str(tb[type]) : "";
+}
+
+/* Report a failed request that the kernel did not explain. Return: exit status. */
+int nl_report(int ret, const char *what)
+{
+	if (ret == -1)
+		fprintf(stderr, "Error: %s: %s.\n", what, strerror(errno));
+	return ret ? 1 : 0;
+}
+
+/*
+ * Send a get or dump request and print every answer with @cb, inside one
+ * JSON array with -j.  Return: the exit status.
+ */
+int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what)
+{
+	struct jw w;
+	int ret;
+
+	if (krtctl.json) {
+		jw_init(&w, stdout, krtctl.pretty);
+		jw_start_arr(&w, NULL);
+	}
+	ret = nl_talk(&krtctl, nlh, cb, krtctl.json ? &w : NULL);
+	if (krtctl.json) {
+		jw_end_arr(&w);
+		jw_done(&w);
+	}
+	return nl_report(ret, what);
 }

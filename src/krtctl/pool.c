@@ -34,21 +34,6 @@ static const char *name_of(const char *const *tbl, size_t n, u32 v)
 	return v < n && tbl[v] ? tbl[v] : "unknown";
 }
 
-static u32 a_u32(const struct nlattr **tb, int type)
-{
-	return tb[type] ? mnl_attr_get_u32(tb[type]) : 0;
-}
-
-static u16 a_u16(const struct nlattr **tb, int type)
-{
-	return tb[type] ? mnl_attr_get_u16(tb[type]) : 0;
-}
-
-static const char *a_str(const struct nlattr **tb, int type)
-{
-	return tb[type] ? mnl_attr_get_str(tb[type]) : "";
-}
-
 /* Format an address attribute; "-" when absent. */
 static const char *a_addr(const struct nlattr **tb, int type, char *buf, size_t len)
 {
@@ -91,13 +76,6 @@ static int get_num(const char *s, const char *what, unsigned long max, u32 *val)
 	return 0;
 }
 
-static int report(int ret, const char *what)
-{
-	if (ret == -1)
-		fprintf(stderr, "Error: %s: %s.\n", what, strerror(errno));
-	return ret ? 1 : 0;
-}
-
 static const char *listen_attr_name(unsigned int type)
 {
 	return type == KRT_A_LISTEN_ADDR ? "addr" : NULL;
@@ -126,10 +104,10 @@ static int listen_show_cb(const struct nlmsghdr *nlh, void *data)
 	if (w) {
 		jw_start_obj(w, NULL);
 		jw_str(w, "addr", addr);
-		jw_uint(w, "port", a_u16(tb, KRT_A_LISTEN_PORT));
+		jw_uint(w, "port", attr_u16(tb, KRT_A_LISTEN_PORT));
 		jw_end_obj(w);
 	} else {
-		printf("%s port %u\n", addr, a_u16(tb, KRT_A_LISTEN_PORT));
+		printf("%s port %u\n", addr, attr_u16(tb, KRT_A_LISTEN_PORT));
 	}
 	return MNL_CB_OK;
 }
@@ -138,21 +116,10 @@ static int dump(u8 cmd, mnl_cb_t cb, const char *what, int filter_type,
 		const char *filter)
 {
 	struct nlmsghdr *nlh = nl_msg(&krtctl, cmd, NLM_F_DUMP);
-	struct jw w;
-	int ret;
 
 	if (filter)
 		mnl_attr_put_strz(nlh, filter_type, filter);
-	if (krtctl.json) {
-		jw_init(&w, stdout, krtctl.pretty);
-		jw_start_arr(&w, NULL);
-	}
-	ret = nl_talk(&krtctl, nlh, cb, krtctl.json ? &w : NULL);
-	if (krtctl.json) {
-		jw_end_arr(&w);
-		jw_done(&w);
-	}
-	return report(ret, what);
+	return nl_show(nlh, cb, what);
 }
 
 int cmd_listen(int argc, char **argv)
@@ -187,7 +154,7 @@ int cmd_listen(int argc, char **argv)
 			return 2;
 		mnl_attr_put_u16(nlh, KRT_A_LISTEN_PORT, (u16)port);
 	}
-	return report(nl_talk(&krtctl, nlh, NULL, NULL), "listen");
+	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "listen");
 }
 
 /* peer */
@@ -197,39 +164,40 @@ void peer_print(const struct nlattr **tb, struct jw *w, const char *key)
 	bool inbound = tb[KRT_A_PEER_INBOUND] && mnl_attr_get_u8(tb[KRT_A_PEER_INBOUND]);
 	unsigned long long node = tb[KRT_A_PEER_NODE_ID] ?
 		(unsigned long long)mnl_attr_get_u64(tb[KRT_A_PEER_NODE_ID]) : 0;
-	u32 state = a_u32(tb, KRT_A_PEER_STATE);
+	u32 state = attr_u32(tb, KRT_A_PEER_STATE);
 	char abuf[64];
 	const char *addr = a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf));
 
 	if (w) {
 		jw_start_obj(w, key);
-		jw_str(w, "name", a_str(tb, KRT_A_PEER_NAME));
+		jw_str(w, "name", attr_str(tb, KRT_A_PEER_NAME));
 		jw_str(w, "direction", inbound ? "inbound" : "outbound");
 		if (tb[KRT_A_PEER_ADDR]) {
 			jw_str(w, "addr", addr);
-			jw_uint(w, "port", a_u16(tb, KRT_A_PEER_PORT));
+			jw_uint(w, "port", attr_u16(tb, KRT_A_PEER_PORT));
 		}
 		jw_str(w, "state", name_of(peer_states, ARRAY_SIZE(peer_states), state));
-		jw_uint(w, "conns_up", a_u32(tb, KRT_A_PEER_CONNS_UP));
-		jw_uint(w, "conns", a_u32(tb, KRT_A_PEER_CONNS));
-		jw_uint(w, "depth", a_u32(tb, KRT_A_PEER_DEPTH));
+		jw_uint(w, "conns_up", attr_u32(tb, KRT_A_PEER_CONNS_UP));
+		jw_uint(w, "conns", attr_u32(tb, KRT_A_PEER_CONNS));
+		jw_uint(w, "depth", attr_u32(tb, KRT_A_PEER_DEPTH));
 		jw_str(w, "policy", name_of(policies, ARRAY_SIZE(policies),
-					    a_u32(tb, KRT_A_PEER_POLICY)));
+					    attr_u32(tb, KRT_A_PEER_POLICY)));
 		jw_hex64(w, "node_id", node);
 		if (tb[KRT_A_PEER_REASON])
-			jw_str(w, "reason", a_str(tb, KRT_A_PEER_REASON));
+			jw_str(w, "reason", attr_str(tb, KRT_A_PEER_REASON));
 		jw_end_obj(w);
 		return;
 	}
-	printf("%s: %s", a_str(tb, KRT_A_PEER_NAME), inbound ? "inbound" : "outbound");
+	printf("%s: %s", attr_str(tb, KRT_A_PEER_NAME), inbound ? "inbound" : "outbound");
 	if (tb[KRT_A_PEER_ADDR])
-		printf(" addr %s port %u", addr, a_u16(tb, KRT_A_PEER_PORT));
+		printf(" addr %s port %u", addr, attr_u16(tb, KRT_A_PEER_PORT));
 	printf(" state %s conns %u/%u depth %u policy %s node %016llx",
-	       name_of(peer_states, ARRAY_SIZE(peer_states), state), a_u32(tb, KRT_A_PEER_CONNS_UP),
-	       a_u32(tb, KRT_A_PEER_CONNS), a_u32(tb, KRT_A_PEER_DEPTH),
-	       name_of(policies, ARRAY_SIZE(policies), a_u32(tb, KRT_A_PEER_POLICY)), node);
+	       name_of(peer_states, ARRAY_SIZE(peer_states), state),
+	       attr_u32(tb, KRT_A_PEER_CONNS_UP),
+	       attr_u32(tb, KRT_A_PEER_CONNS), attr_u32(tb, KRT_A_PEER_DEPTH),
+	       name_of(policies, ARRAY_SIZE(policies), attr_u32(tb, KRT_A_PEER_POLICY)), node);
 	if (tb[KRT_A_PEER_REASON])
-		printf(" last-error \"%s\"", a_str(tb, KRT_A_PEER_REASON));
+		printf(" last-error \"%s\"", attr_str(tb, KRT_A_PEER_REASON));
 	printf("\n");
 }
 
@@ -245,8 +213,6 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 static int peer_show(int argc, char **argv)
 {
 	struct nlmsghdr *nlh;
-	struct jw w;
-	int ret;
 
 	if (!argc)
 		return dump(KRT_CMD_PEER_GET, peer_show_cb, "peer show", 0, NULL);
@@ -254,16 +220,7 @@ static int peer_show(int argc, char **argv)
 		return usage_error("peer name is too long:", argv[0]);
 	nlh = nl_msg(&krtctl, KRT_CMD_PEER_GET, 0);
 	mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[0]);
-	if (krtctl.json) {
-		jw_init(&w, stdout, krtctl.pretty);
-		jw_start_arr(&w, NULL);
-	}
-	ret = nl_talk(&krtctl, nlh, peer_show_cb, krtctl.json ? &w : NULL);
-	if (krtctl.json) {
-		jw_end_arr(&w);
-		jw_done(&w);
-	}
-	return report(ret, "peer show");
+	return nl_show(nlh, peer_show_cb, "peer show");
 }
 
 /* peer add/set options: addr, port, conns, depth, policy */
@@ -337,7 +294,7 @@ int cmd_peer(int argc, char **argv)
 			return usage_error("peer del: unexpected argument", argv[2]);
 		nlh = nl_msg(&krtctl, KRT_CMD_PEER_DEL, 0);
 		mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[1]);
-		return report(nl_talk(&krtctl, nlh, NULL, NULL), "peer del");
+		return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "peer del");
 	}
 	if (matches(argv[0], "add"))
 		add = true;
@@ -349,7 +306,7 @@ int cmd_peer(int argc, char **argv)
 	mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[1]);
 	if (peer_opts(nlh, argc - 2, argv + 2, add))
 		return 2;
-	return report(nl_talk(&krtctl, nlh, NULL, NULL), add ? "peer add" : "peer set");
+	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), add ? "peer add" : "peer set");
 }
 
 /* conn */
@@ -357,37 +314,37 @@ int cmd_peer(int argc, char **argv)
 void conn_print(const struct nlattr **tb, struct jw *w, const char *key)
 {
 	char lbuf[64], rbuf[64];
-	u32 state = a_u32(tb, KRT_A_CONN_STATE);
+	u32 state = attr_u32(tb, KRT_A_CONN_STATE);
 	const char *la = a_addr(tb, KRT_A_CONN_LADDR, lbuf, sizeof(lbuf));
 	const char *ra = a_addr(tb, KRT_A_CONN_RADDR, rbuf, sizeof(rbuf));
 
 	if (w) {
 		jw_start_obj(w, key);
-		jw_str(w, "peer", a_str(tb, KRT_A_CONN_PEER));
-		jw_uint(w, "index", a_u32(tb, KRT_A_CONN_INDEX));
+		jw_str(w, "peer", attr_str(tb, KRT_A_CONN_PEER));
+		jw_uint(w, "index", attr_u32(tb, KRT_A_CONN_INDEX));
 		jw_str(w, "state", name_of(conn_states, ARRAY_SIZE(conn_states), state));
-		jw_str(w, "dev", a_str(tb, KRT_A_CONN_DEV));
+		jw_str(w, "dev", attr_str(tb, KRT_A_CONN_DEV));
 		jw_str(w, "laddr", la);
-		jw_uint(w, "lport", a_u16(tb, KRT_A_CONN_LPORT));
+		jw_uint(w, "lport", attr_u16(tb, KRT_A_CONN_LPORT));
 		jw_str(w, "raddr", ra);
-		jw_uint(w, "rport", a_u16(tb, KRT_A_CONN_RPORT));
-		jw_uint(w, "qpn", a_u32(tb, KRT_A_CONN_QPN));
-		jw_uint(w, "depth", a_u32(tb, KRT_A_CONN_DEPTH));
-		jw_uint(w, "inflight", a_u32(tb, KRT_A_CONN_INFLIGHT));
+		jw_uint(w, "rport", attr_u16(tb, KRT_A_CONN_RPORT));
+		jw_uint(w, "qpn", attr_u32(tb, KRT_A_CONN_QPN));
+		jw_uint(w, "depth", attr_u32(tb, KRT_A_CONN_DEPTH));
+		jw_uint(w, "inflight", attr_u32(tb, KRT_A_CONN_INFLIGHT));
 		if (tb[KRT_A_CONN_REASON])
-			jw_str(w, "reason", a_str(tb, KRT_A_CONN_REASON));
+			jw_str(w, "reason", attr_str(tb, KRT_A_CONN_REASON));
 		jw_end_obj(w);
 		return;
 	}
 	printf("%s/%u: state %s dev %s local %s:%u remote %s:%u qpn %u depth %u inflight %u",
-	       a_str(tb, KRT_A_CONN_PEER), a_u32(tb, KRT_A_CONN_INDEX),
+	       attr_str(tb, KRT_A_CONN_PEER), attr_u32(tb, KRT_A_CONN_INDEX),
 	       name_of(conn_states, ARRAY_SIZE(conn_states), state),
-	       tb[KRT_A_CONN_DEV] ? a_str(tb, KRT_A_CONN_DEV) : "-",
-	       la, a_u16(tb, KRT_A_CONN_LPORT), ra, a_u16(tb, KRT_A_CONN_RPORT),
-	       a_u32(tb, KRT_A_CONN_QPN), a_u32(tb, KRT_A_CONN_DEPTH),
-	       a_u32(tb, KRT_A_CONN_INFLIGHT));
+	       tb[KRT_A_CONN_DEV] ? attr_str(tb, KRT_A_CONN_DEV) : "-",
+	       la, attr_u16(tb, KRT_A_CONN_LPORT), ra, attr_u16(tb, KRT_A_CONN_RPORT),
+	       attr_u32(tb, KRT_A_CONN_QPN), attr_u32(tb, KRT_A_CONN_DEPTH),
+	       attr_u32(tb, KRT_A_CONN_INFLIGHT));
 	if (tb[KRT_A_CONN_REASON])
-		printf(" reason \"%s\"", a_str(tb, KRT_A_CONN_REASON));
+		printf(" reason \"%s\"", attr_str(tb, KRT_A_CONN_REASON));
 	printf("\n");
 }
 
