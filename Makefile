@@ -45,7 +45,7 @@ checkstyle:
 	scripts/checkstyle
 
 sparse:
-	$(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee .vm/sparse.log; \
+	mkdir -p .vm; $(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee .vm/sparse.log; \
 	! grep -E 'warning:|error:' .vm/sparse.log
 
 check:

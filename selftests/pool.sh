@@ -224,6 +224,29 @@ events() {
 	check_eq "$(jq -s '[.[] | select(.event == "conn-state" and .conn.peer == "ev" and .conn.state == "active")] | length' "$mon")" 2 "conn-state active events"
 }
 
+# rdma link del under a live pool: every connection fails with the reason,
+# its QPs go, the listener on that device goes too, nothing oopses; with
+# the device back, a new listener and pool come up
+device_removal() {
+	local ifn
+	ifn=$(awk '$1 == "krt_po0" { print $2 }' "$TMPD/rxe")
+	"$KRTCTL" peer add dr addr "$A" conns 3 || fail "peer add"
+	wait_peer dr active 3 || { fail "not active"; return 1; }
+	rdma link del krt_po0 || { fail "rdma link del"; return 1; }
+	check_eq "$("$KRTCTL" -j conn show peer dr | jq -r '[.[].state] | unique | join(",")')" error "states after removal"
+	check_eq "$("$KRTCTL" -j conn show peer dr | jq -r '.[0].reason')" "RDMA device removed" "reason"
+	check_eq "$(peer_json dr state)" down "peer state"
+	check_eq "$(rdma resource show qp 2>/dev/null | grep -c 'comm \[rdma_cm\]')" 0 "QPs after removal"
+	check_eq "$("$KRTCTL" -j listen show | jq length)" 0 "listeners after their device went"
+	[ -z "$(inbound)" ] || fail "inbound peer left: $("$KRTCTL" peer show)"
+	"$KRTCTL" peer del dr
+	rdma link add krt_po0 type rxe netdev "$ifn" || { fail "rdma link add again"; return 1; }
+	"$KRTCTL" listen add "$A" || fail "listen add on the new device"
+	"$KRTCTL" peer add dr2 addr "$A" conns 2 || fail "peer add"
+	wait_peer dr2 active 2 || fail "pool on the re-added device: $("$KRTCTL" conn show)"
+	"$KRTCTL" peer del dr2
+}
+
 unload_with_pools() {
 	"$KRTCTL" peer add ul addr "$A" conns 3 || fail "peer add"
 	wait_peer ul active 3 || fail "not active"
@@ -232,7 +255,7 @@ unload_with_pools() {
 	check_eq "$(rdma resource show cm_id | grep -c 'comm \[krt\]')" 0 "cm ids after rmmod"
 }
 
-ktap_plan 11
+ktap_plan 12
 run_case setup setup
 run_case listeners listeners
 run_case pool_of_4_matches_rdma_resource pool_of_4
@@ -243,5 +266,6 @@ run_case unreachable_reported unreachable
 run_case malformed_private_data_rejected malformed_private_data
 run_case passive_side_limit_reject passive_limit
 run_case events events
+run_case device_removal_with_live_pool device_removal
 run_case rmmod_with_live_pools unload_with_pools
 ktap_finish

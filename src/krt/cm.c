@@ -328,16 +328,23 @@ static int krt_cm_listener_event(struct krt_listener *l, struct rdma_cm_id *id,
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return krt_cm_connect_request(id, ev);
 	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-		int destroy = 0;
+		bool mine;
 
-		/* the listener's device went away: let rdma_cm destroy the id */
+		/*
+		 * The listener's device went away: the listener goes too, and
+		 * rdma_cm destroys the id when we return non-zero.  If
+		 * krt_listen_del() took the id first, it destroys it.
+		 */
 		mutex_lock(&krt_pool_lock);
-		if (l->cm_id == id) {
+		mine = l->cm_id == id;
+		if (mine) {
 			l->cm_id = NULL;
-			destroy = 1;
+			list_del_init(&l->entry);
 		}
 		mutex_unlock(&krt_pool_lock);
-		return destroy;
+		if (mine)
+			kfree(l);
+		return mine;
 	}
 	return 0;
 }

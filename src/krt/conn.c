@@ -125,9 +125,11 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	ret = rdma_create_qp(id, dev->pd, &attr);
 	if (ret)
 		goto err_cq;
+	mutex_lock(&krt_pool_lock);	/* krt_pool_dev_remove() reads them */
 	conn->cq = cq;
 	conn->dev = dev;
 	conn->qpn = id->qp->qp_num;
+	mutex_unlock(&krt_pool_lock);
 	return 0;
 
 err_cq:

@@ -20,6 +20,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
@@ -616,14 +617,23 @@ err_free:
 	return ret;
 }
 
-static void krt_listen_free(struct krt_listener *l)
+/*
+ * Unlist a listener and take its id, in one critical section so that a
+ * DEVICE_REMOVAL handler either sees it listed with its id (and frees it)
+ * or not at all.  Caller holds krt_pool_lock.
+ */
+static struct rdma_cm_id *krt_listen_unlist_locked(struct krt_listener *l)
 {
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = l->cm_id;
 
-	mutex_lock(&krt_pool_lock);
-	id = l->cm_id;
+	list_del_init(&l->entry);
 	l->cm_id = NULL;
-	mutex_unlock(&krt_pool_lock);
+	return id;
+}
+
+/* Destroy a listener's id (waits for its handler) and free it. */
+static void krt_listen_free(struct krt_listener *l, struct rdma_cm_id *id)
+{
 	if (id)
 		rdma_destroy_id(id);
 	kfree(l);
@@ -640,20 +650,23 @@ static void krt_listen_free(struct krt_listener *l)
  */
 int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack)
 {
+	struct rdma_cm_id *id = NULL;
 	struct krt_listener *l;
 
 	mutex_lock(&krt_pool_lock);
 	l = krt_listen_find_locked(addr);
 	if (l)
-		list_del_init(&l->entry);
+		id = krt_listen_unlist_locked(l);
 	mutex_unlock(&krt_pool_lock);
 	if (!l) {
 		NL_SET_ERR_MSG_MOD(extack, "no listener there");
 		return -ENOENT;
 	}
-	krt_listen_free(l);
+	krt_listen_free(l, id);
 	return 0;
 }
+
+static void krt_pool_dev_close_conns(struct krt_device *dev);
 
 /**
  * krt_pool_dev_remove() - fail and release every connection on a device
@@ -662,6 +675,24 @@ int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack
  * Called from the ib_client remove callback before the PD goes.
  */
 void krt_pool_dev_remove(struct krt_device *dev)
+{
+	int tries;
+
+	/*
+	 * Connections are the only long-term holders of a device reference
+	 * besides the ib_client: close them until only that one is left (a
+	 * connection may be between its device lookup and publishing it).
+	 */
+	for (tries = 0; tries < 500; tries++) {
+		krt_pool_dev_close_conns(dev);
+		if (kref_read(&dev->ref) <= 1)
+			return;
+		msleep(20);
+	}
+	pr_warn("%s: references left after closing its connections\n", dev->name);
+}
+
+static void krt_pool_dev_close_conns(struct krt_device *dev)
 {
 	struct krt_conn *conn, *tmp;
 	struct krt_peer *peer;
@@ -710,14 +741,16 @@ void krt_pool_exit(void)
 	krt_pool_closing = true;
 	mutex_unlock(&krt_pool_lock);
 	for (;;) {
+		struct rdma_cm_id *id = NULL;
+
 		mutex_lock(&krt_pool_lock);
 		l = list_first_entry_or_null(&krt_listeners, struct krt_listener, entry);
 		if (l)
-			list_del_init(&l->entry);
+			id = krt_listen_unlist_locked(l);
 		mutex_unlock(&krt_pool_lock);
 		if (!l)
 			break;
-		krt_listen_free(l);
+		krt_listen_free(l, id);
 	}
 	for (;;) {
 		mutex_lock(&krt_pool_lock);
