@@ -112,6 +112,7 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	struct krt_cm_rep rep = {};
 	struct krt_conn *conn, *old = NULL, *c;
 	struct krt_peer *peer;
+	bool ours, listed;
 	u16 reason;
 	int ret;
 
@@ -193,15 +194,28 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	return 0;
 
 err_reject:
-	/* the id is rdma_cm's to destroy once we return non-zero */
+	/*
+	 * Returning non-zero makes rdma_cm destroy the id, unless a close of
+	 * the peer took the id meanwhile: that release waits for this handler
+	 * and tears everything down, so only refuse the request then.
+	 */
 	mutex_lock(&krt_pool_lock);
-	conn->cm_id = NULL;
+	ours = conn->cm_id == id;
+	if (ours)
+		conn->cm_id = NULL;
+	listed = !list_empty(&conn->entry);
+	list_del_init(&conn->entry);
 	conn->state = KRT_CONN_ERROR;
 	strscpy(conn->reason, krt_reject_name(reason), sizeof(conn->reason));
-	list_del_init(&conn->entry);
 	krt_peer_update_state(conn->peer);
 	krt_pool_drop_empty_inbound(conn->peer);
 	mutex_unlock(&krt_pool_lock);
+	if (!ours) {
+		if (listed)
+			krt_conn_put(conn);	/* the pool's */
+		krt_cm_reject(id, reason);
+		return 0;
+	}
 	if (id->qp)
 		rdma_destroy_qp(id);
 	if (conn->cq)
@@ -212,7 +226,8 @@ err_reject:
 	conn->dev = NULL;
 	id->context = NULL;
 	krt_conn_put(conn);		/* the id's */
-	krt_conn_put(conn);		/* the pool's */
+	if (listed)
+		krt_conn_put(conn);	/* the pool's; else its closer holds it */
 	return krt_cm_reject(id, reason);
 }
 
