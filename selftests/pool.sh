@@ -27,9 +27,9 @@ krt_qps() {
 	done
 	echo $n
 }
-# wait_peer NAME STATE [UP]
+# wait_peer NAME STATE UP: until the peer is in STATE with UP connections up
 wait_peer() {
-	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 ${3:-}' ] || [ -z '${3:-}' ] && [ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state')\" = '$2' ]"
+	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
 }
 
 listeners() {

@@ -237,7 +237,7 @@ err_reject:
  * @buf: at least sizeof(struct krt_cm_req) bytes
  * @len: set to the length used
  */
-void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
+static void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
 {
 	struct krt_cm_req *req = buf;
 

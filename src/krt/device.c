@@ -12,10 +12,10 @@
  * transport depends on.  A device that lacks one (FRWR above all) is still
  * tracked and listed, as unusable, with the reason.
  *
- * Lifetime: the ib_client holds the first reference.  Other users (netlink
- * requests now, connections later) take their own with krt_dev_get_by_name()
- * and drop it with krt_dev_put().  On remove the device is unlinked and
- * marked removed under krt_dev_lock first, so no new reference can be taken,
+ * Lifetime: the ib_client holds the first reference.  Connections take
+ * their own with krt_dev_get_by_ibdev() and drop it with krt_dev_put().
+ * On remove the device is unlinked and marked removed under krt_dev_lock
+ * first, so no new reference can be taken,
  * then its PD is released while ib_core still guarantees the ib_device, and
  * the memory goes with the last reference.
  */
@@ -45,7 +45,7 @@ static void krt_dev_release(struct kref *ref)
 
 /**
  * krt_dev_put() - drop a reference on a krt device
- * @dev: device from krt_dev_get_by_name(); may be NULL
+ * @dev: device from krt_dev_get_by_ibdev(); may be NULL
  */
 void krt_dev_put(struct krt_device *dev)
 {
@@ -70,25 +70,6 @@ struct krt_device *krt_dev_find_locked(const char *name)
 		if (!strcmp(dev->name, name))
 			return dev;
 	return NULL;
-}
-
-/**
- * krt_dev_get_by_name() - find a device and take a reference on it
- * @name: RDMA device name
- *
- * Return: the device with a reference the caller drops with krt_dev_put(),
- * or NULL when no live device has that name.
- */
-struct krt_device *krt_dev_get_by_name(const char *name)
-{
-	struct krt_device *dev;
-
-	mutex_lock(&krt_dev_lock);
-	dev = krt_dev_find_locked(name);
-	if (dev && !kref_get_unless_zero(&dev->ref))
-		dev = NULL;
-	mutex_unlock(&krt_dev_lock);
-	return dev;
 }
 
 /**

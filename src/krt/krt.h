@@ -220,7 +220,6 @@ extern atomic_t krt_cm_rejects[KRT_REJ_NO_RESOURCES + 1];
 extern atomic_t krt_cm_malformed;
 
 int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len);
 const char *krt_reject_name(u32 reason);
 
 /* device.c */
@@ -233,7 +232,6 @@ void krt_device_exit(void);
 extern struct ib_client krt_ib_client;
 
 struct krt_device *krt_dev_find_locked(const char *name);
-struct krt_device *krt_dev_get_by_name(const char *name);
 struct krt_device *krt_dev_get_by_ibdev(struct ib_device *ibdev);
 void krt_dev_put(struct krt_device *dev);
 enum krt_dev_state krt_dev_state(const struct krt_device *dev);
