@@ -6,9 +6,10 @@
  *
  * The active side's CONNECT_REQUEST carries &struct krt_cm_req (32 bytes,
  * big endian): magic ``KRT1``, protocol version, connection index, pool
- * size, node id, queue depth, credits, max IO size.  The passive side
- * validates every field before it allocates anything; it accepts with
- * &struct krt_cm_rep (its own node id, the depth it granted) or rejects
+ * size, node id, queue depth, credits (receive buffers it posted), max IO
+ * size.  The passive side validates every field before it allocates
+ * anything; it accepts with &struct krt_cm_rep (28 bytes: its node id, the
+ * depth it granted, its receive credits, the max IO size both use) or rejects
  * with &struct krt_cm_rej naming the reason (enum krt_reject_reason), which
  * the active side reports in ``conn show``, ``peer show`` and an event.
  * Malformed private data is counted (debugfs ``cm``) and rejected.
@@ -41,6 +42,8 @@ struct krt_cm_rep {
 	__be16	reserved;
 	__be64	node_id;
 	__be32	depth;
+	__be32	credits;
+	__be32	max_io;
 } __packed;
 
 struct krt_cm_rej {
@@ -99,7 +102,8 @@ static u16 krt_cm_check_req(const struct krt_cm_req *req, u8 len)
 		return KRT_REJ_VERSION;
 	if (!req->node_id || !req->conn_count ||
 	    be16_to_cpu(req->conn_index) >= be16_to_cpu(req->conn_count) ||
-	    be32_to_cpu(req->depth) < 2 || be32_to_cpu(req->depth) > KRT_MAX_DEPTH)
+	    be32_to_cpu(req->depth) < 2 || be32_to_cpu(req->depth) > KRT_MAX_DEPTH ||
+	    be32_to_cpu(req->credits) < 2 || be32_to_cpu(req->credits) > KRT_MAX_DEPTH)
 		return KRT_REJ_MALFORMED;
 	return KRT_REJ_NONE;
 }
@@ -175,10 +179,14 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 		reason = ret == -ENODEV ? KRT_REJ_NO_DEVICE : KRT_REJ_NO_RESOURCES;
 		goto err_reject;
 	}
+	krt_queue_set_remote(conn->q, be32_to_cpu(req->credits), conn->depth,
+			     be32_to_cpu(req->max_io));
 	rep.magic = cpu_to_be32(KRT_CM_MAGIC);
 	rep.version = cpu_to_be16(KRT_PROTO_VER);
 	rep.node_id = cpu_to_be64(krt_node_id);
 	rep.depth = cpu_to_be32(conn->depth);
+	rep.credits = cpu_to_be32(conn->depth);
+	rep.max_io = cpu_to_be32(krt_queue_max_io(conn->q));
 	param.private_data = &rep;
 	param.private_data_len = sizeof(rep);
 	param.responder_resources = min_t(u8, ev->param.conn.initiator_depth,
@@ -216,14 +224,7 @@ err_reject:
 		krt_cm_reject(id, reason);
 		return 0;
 	}
-	if (id->qp)
-		rdma_destroy_qp(id);
-	if (conn->cq)
-		ib_free_cq(conn->cq);
-	conn->cq = NULL;
-	if (conn->dev)
-		krt_dev_put(conn->dev);
-	conn->dev = NULL;
+	krt_conn_destroy_qp(conn, id);
 	id->context = NULL;
 	krt_conn_put(conn);		/* the id's */
 	if (listed)
@@ -249,7 +250,7 @@ static void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
 	req->depth = cpu_to_be32(conn->depth);
 	req->node_id = cpu_to_be64(krt_node_id);
 	req->credits = cpu_to_be32(conn->depth);
-	req->max_io = cpu_to_be32(SZ_1M);
+	req->max_io = cpu_to_be32(conn->q ? krt_queue_max_io(conn->q) : krt_max_io);
 	*len = sizeof(*req);
 	switch (krt_fault_cm_req) {	/* debugfs fault/cm_req: test the passive side */
 	case 1:
@@ -302,11 +303,18 @@ static void krt_cm_established(struct krt_conn *conn, struct rdma_cm_id *id,
 	if (!conn->inbound) {
 		if (!rep || ev->param.conn.private_data_len < sizeof(*rep) ||
 		    be32_to_cpu(rep->magic) != KRT_CM_MAGIC ||
-		    be16_to_cpu(rep->version) != KRT_PROTO_VER) {
+		    be16_to_cpu(rep->version) != KRT_PROTO_VER ||
+		    !be32_to_cpu(rep->depth) ||
+		    be32_to_cpu(rep->depth) > KRT_MAX_DEPTH ||
+		    !be32_to_cpu(rep->credits) ||
+		    be32_to_cpu(rep->credits) > KRT_MAX_DEPTH) {
 			atomic_inc(&krt_cm_malformed);
 			krt_conn_fail(conn, "malformed accept from the peer");
 			return;
 		}
+		krt_queue_set_remote(conn->q, be32_to_cpu(rep->credits),
+				     be32_to_cpu(rep->depth),
+				     be32_to_cpu(rep->max_io));
 		mutex_lock(&krt_pool_lock);
 		conn->peer->node_id = be64_to_cpu(rep->node_id);
 		mutex_unlock(&krt_pool_lock);

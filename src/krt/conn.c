@@ -54,6 +54,7 @@ struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound)
 	kref_init(&conn->ref);
 	INIT_LIST_HEAD(&conn->entry);
 	INIT_LIST_HEAD(&conn->work_entry);
+	INIT_LIST_HEAD(&conn->dp_entry);
 	INIT_WORK(&conn->release_work, krt_conn_release_work);
 	INIT_WORK(&conn->close_work, krt_conn_close_work);
 	kref_get(&peer->ref);
@@ -70,6 +71,7 @@ static void krt_conn_free(struct kref *ref)
 	struct krt_conn *conn = container_of(ref, struct krt_conn, ref);
 
 	WARN_ON_ONCE(conn->cm_id || conn->cq || conn->dev);
+	krt_queue_free(conn);
 	krt_peer_put(conn->peer);
 	kfree(conn);
 }
@@ -103,10 +105,13 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	dev = krt_dev_get_by_ibdev(id->device);
 	if (!dev)
 		return -ENODEV;
-	conn->depth = clamp_t(u32, conn->depth, 2, dev->caps.max_qp_wr / 2);
+	/* a request takes up to 3 send entries (REG_MR, SEND, LOCAL_INV) */
+	conn->depth = clamp_t(u32, conn->depth, 2,
+			      min((dev->caps.max_qp_wr - 1) / 3,
+				  (dev->caps.max_cqe - 2) / 4));
 	vec = dev->caps.comp_vectors ? conn->index % dev->caps.comp_vectors : 0;
-	/* send and receive completions share one CQ, +1 for the drain */
-	cq = ib_alloc_cq(dev->ibdev, conn, 2 * conn->depth + 1, vec,
+	/* send and receive completions share one CQ, +1 each for the drain */
+	cq = ib_alloc_cq(dev->ibdev, conn, 4 * conn->depth + 2, vec,
 			 IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq)) {
 		ret = PTR_ERR(cq);
@@ -118,13 +123,17 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	attr.qp_type = IB_QPT_RC;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	/* +1 for the drain work request */
-	attr.cap.max_send_wr = conn->depth + 1;
+	attr.cap.max_send_wr = 3 * conn->depth + 1;
 	attr.cap.max_recv_wr = conn->depth + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
+	attr.cap.max_inline_data = dev->caps.max_inline;
 	ret = rdma_create_qp(id, dev->pd, &attr);
 	if (ret)
 		goto err_cq;
+	ret = krt_queue_create(conn, id, dev, attr.cap.max_inline_data);
+	if (ret)
+		goto err_qp;
 	mutex_lock(&krt_pool_lock);	/* krt_pool_dev_remove() reads them */
 	conn->cq = cq;
 	conn->dev = dev;
@@ -132,6 +141,8 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	mutex_unlock(&krt_pool_lock);
 	return 0;
 
+err_qp:
+	rdma_destroy_qp(id);
 err_cq:
 	ib_free_cq(cq);
 err_put:
@@ -139,14 +150,20 @@ err_put:
 	return ret;
 }
 
-/*
- * Destroy QP and CQ of a connection whose id is not used any more by the
- * cm handler (dying set, or called from the handler on its own failure).
+/**
+ * krt_conn_destroy_qp() - drain and destroy a connection's queue, QP and CQ
+ * @conn: the connection
+ * @id: its cm id, not used any more by the cm handler (dying set, or
+ *	called from the handler on its own failure)
+ *
+ * Outstanding requests complete here (krt_queue_destroy()).
  */
-static void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
+void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 {
-	if (id && id->qp)
+	if (id && id->qp) {
+		krt_queue_destroy(conn);
 		rdma_destroy_qp(id);
+	}
 	if (conn->cq) {
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;
@@ -179,6 +196,7 @@ void krt_conn_release(struct krt_conn *conn)
 	rdma_lock_handler(id);
 	conn->dying = true;
 	rdma_unlock_handler(id);
+	krt_peer_dp_del(conn);
 	if (id->qp)
 		rdma_disconnect(id);
 	krt_conn_destroy_qp(conn, id);
@@ -196,8 +214,14 @@ void krt_conn_release(struct krt_conn *conn)
  */
 static void krt_conn_set_state(struct krt_conn *conn, u32 state, const char *reason)
 {
+	u32 old = conn->state;
+
 	lockdep_assert_held(&krt_pool_lock);
 	conn->state = state;
+	if (state == KRT_CONN_ACTIVE && !conn->inbound && conn->q)
+		krt_peer_dp_add(conn);
+	else if (old == KRT_CONN_ACTIVE && state != KRT_CONN_ACTIVE)
+		krt_peer_dp_del(conn);
 	if (reason) {
 		strscpy(conn->reason, reason, sizeof(conn->reason));
 		strscpy(conn->peer->reason, reason, sizeof(conn->peer->reason));

@@ -4,9 +4,12 @@
  *
  * DOC: debugfs layout
  *
- * ``/sys/kernel/debug/krt/`` holds ``version``, one folder per RDMA device
- * with one read-only file per capability (table-driven, one shared fops),
- * and ``fault/`` with knobs that selftests flip to drive error paths.  Not
+ * ``/sys/kernel/debug/krt/`` holds ``version``, ``cm`` (private-data
+ * rejects), ``dp`` (data-path counters of all connections, past and
+ * present), ``conns`` (each connection's queue: credits, SQ room, waits,
+ * counters), one folder per RDMA device with one read-only file per
+ * capability (table-driven, one shared fops), and ``fault/`` with knobs
+ * that selftests flip to drive error paths.  Not
  * ABI; stable figures are also in netlink.  Entries are created from the
  * ib_client callbacks, never under a lock the I/O path takes.
  */
@@ -21,6 +24,8 @@
 bool krt_fault_mask_frwr;
 /* Fault knob: corrupt outbound CONNECT_REQUEST private data (see cm.c). */
 u32 krt_fault_cm_req;
+/* Fault knob: corrupt the next data-path message sent (see queue.c). */
+u32 krt_fault_corrupt_msg;
 
 static struct dentry *krt_dbg_root;
 
@@ -143,6 +148,68 @@ static int krt_dbg_cm_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(krt_dbg_cm);
 
+static int krt_dbg_dp_show(struct seq_file *m, void *v)
+{
+	struct krt_dp_stats *st = &krt_dp_stats;
+
+	seq_printf(m, "malformed: %lld\nlate_replies: %lld\ntimeouts: %lld\n",
+		   atomic64_read(&st->malformed), atomic64_read(&st->late_replies),
+		   atomic64_read(&st->timeouts));
+	seq_printf(m, "wc_errors: %lld\nrnr_errors: %lld\nbacklog_full: %lld\nresets: %lld\n",
+		   atomic64_read(&st->wc_errors), atomic64_read(&st->rnr_errors),
+		   atomic64_read(&st->backlog_full), atomic64_read(&st->resets));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(krt_dbg_dp);
+
+/* Every connection with a queue: state and data-path counters. */
+static int krt_dbg_conns_show(struct seq_file *m, void *v)
+{
+	struct krt_conn *conn;
+	struct krt_peer *peer;
+
+	mutex_lock(&krt_pool_lock);
+	list_for_each_entry(peer, &krt_peers, entry) {
+		list_for_each_entry(conn, &peer->conns, entry) {
+			seq_printf(m, "%s/%u: qpn %u state %u\n", peer->name,
+				   conn->index, conn->qpn, conn->state);
+			if (conn->q)
+				krt_queue_show(conn->q, m);
+		}
+	}
+	mutex_unlock(&krt_pool_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(krt_dbg_conns);
+
+static ssize_t krt_dbg_hold_read(struct file *f, char __user *buf, size_t len,
+				 loff_t *ppos)
+{
+	char s[3] = { krt_test_holding() ? 'Y' : 'N', '\n', 0 };
+
+	return simple_read_from_buffer(buf, len, ppos, s, 2);
+}
+
+static ssize_t krt_dbg_hold_write(struct file *f, const char __user *buf,
+				  size_t len, loff_t *ppos)
+{
+	bool v;
+	int ret;
+
+	ret = kstrtobool_from_user(buf, len, &v);
+	if (ret)
+		return ret;
+	krt_test_hold(v);
+	return len;
+}
+
+static const struct file_operations krt_dbg_hold_fops = {
+	.owner	= THIS_MODULE,
+	.read	= krt_dbg_hold_read,
+	.write	= krt_dbg_hold_write,
+	.llseek	= default_llseek,
+};
+
 /**
  * krt_debugfs_dev_add() - create a device's folder
  * @dev: the device, not yet visible to readers of its files
@@ -204,9 +271,13 @@ void krt_debugfs_init(void)
 	debugfs_create_file("version", 0444, krt_dbg_root, NULL,
 			    &krt_dbg_version_fops);
 	debugfs_create_file("cm", 0444, krt_dbg_root, NULL, &krt_dbg_cm_fops);
+	debugfs_create_file("dp", 0444, krt_dbg_root, NULL, &krt_dbg_dp_fops);
+	debugfs_create_file("conns", 0444, krt_dbg_root, NULL, &krt_dbg_conns_fops);
 	fault = debugfs_create_dir("fault", krt_dbg_root);
 	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fault_mask_frwr);
 	debugfs_create_u32("cm_req", 0600, fault, &krt_fault_cm_req);
+	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fault_corrupt_msg);
+	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_dbg_hold_fops);
 }
 
 void krt_debugfs_exit(void)

@@ -12,10 +12,13 @@
 #include <linux/types.h>
 #include <linux/socket.h>
 #include <linux/workqueue.h>
+#include <linux/seq_file.h>
+#include <linux/dma-direction.h>
 #include <net/netlink.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 #include <uapi/linux/krt.h>
+#include <krt/krt.h>
 
 #define KRT_VERSION	"0.1.0"
 
@@ -100,6 +103,7 @@ struct krt_listener {
 };
 
 struct krt_peer;
+struct krt_queue;
 
 /**
  * struct krt_conn - one RC connection of a peer's pool
@@ -122,6 +126,8 @@ struct krt_peer;
  * @release_work: tears the RDMA resources down outside cm handlers
  * @close_work: krt_conn_close() from a context that cannot wait
  * @work_entry: on a caller's private list while being started or closed
+ * @q: data path (queue.c); created with the QP, freed with the connection
+ * @dp_entry: in the peer's @dp_conns while it takes requests; peer->dp_lock
  */
 struct krt_conn {
 	enum krt_cm_ctx		ctx;
@@ -143,6 +149,8 @@ struct krt_conn {
 	struct work_struct	release_work;
 	struct work_struct	close_work;
 	struct list_head	work_entry;
+	struct krt_queue	*q;
+	struct list_head	dp_entry;
 };
 
 /**
@@ -160,6 +168,9 @@ struct krt_conn {
  * @conns: the pool, by index; krt_pool_lock
  * @reason: last failure of one of its connections; krt_pool_lock
  * @reject: last reject reason received; krt_pool_lock
+ * @dp_lock: protects @dp_conns and @dp_rr; taken in the submit path
+ * @dp_conns: active outbound connections that take requests
+ * @dp_rr: round-robin cursor
  */
 struct krt_peer {
 	struct kref		ref;
@@ -175,6 +186,9 @@ struct krt_peer {
 	struct list_head	conns;
 	char			reason[64];
 	u32			reject;
+	spinlock_t		dp_lock;
+	struct list_head	dp_conns;
+	u32			dp_rr;
 };
 
 /* pool.c */
@@ -211,6 +225,9 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id);
 void krt_conn_release(struct krt_conn *conn);
 void krt_conn_close(struct krt_conn *conn);
 void krt_conn_established(struct krt_conn *conn, struct rdma_cm_id *id);
+void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id);
+void krt_peer_dp_add(struct krt_conn *conn);
+void krt_peer_dp_del(struct krt_conn *conn);
 
 #define KRT_RESOLVE_TIMEOUT_MS	2000
 #define KRT_MAX_DEPTH		4096
@@ -238,9 +255,116 @@ enum krt_dev_state krt_dev_state(const struct krt_device *dev);
 int krt_dev_set_enabled(struct krt_device *dev, bool enabled);
 const char *krt_dev_state_name(enum krt_dev_state state);
 
+/* queue.c: the data path of one connection */
+extern unsigned int krt_max_io;
+extern unsigned int krt_req_timeout_ms;
+
+/**
+ * struct krt_qstats - counters of one connection's data path
+ *
+ * Updated under the queue's lock, read without it (debugfs).
+ */
+struct krt_qstats {
+	u64	reqs_sent;
+	u64	reqs_done;
+	u64	reps_recv;
+	u64	srv_reqs;
+	u64	srv_reps;
+	u64	bytes_read;
+	u64	bytes_written;
+	u64	late_replies;
+	u64	timeouts;
+	u64	waits;
+	u64	credit_waits;
+	u64	sq_waits;
+	u64	malformed;
+	u64	wc_errors;
+	u64	local_inv;
+	u64	remote_inv;
+};
+
+/* Global data-path counters (all connections, past and present). */
+struct krt_dp_stats {
+	atomic64_t	malformed;
+	atomic64_t	late_replies;
+	atomic64_t	timeouts;
+	atomic64_t	wc_errors;
+	atomic64_t	rnr_errors;
+	atomic64_t	backlog_full;
+	atomic64_t	resets;
+};
+
+extern struct krt_dp_stats krt_dp_stats;
+
+int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
+		     struct krt_device *dev, u32 max_inline);
+void krt_queue_destroy(struct krt_conn *conn);
+void krt_queue_free(struct krt_conn *conn);
+void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth,
+			  u32 max_io);
+u32 krt_queue_max_io(struct krt_queue *q);
+void krt_queue_start(struct krt_queue *q);
+void krt_queue_stop(struct krt_queue *q);
+int krt_queue_submit(struct krt_queue *q, struct krt_req *req);
+u32 krt_queue_inflight(struct krt_queue *q);
+void krt_queue_show(struct krt_queue *q, struct seq_file *m);
+void krt_srv_req_release(struct krt_srv_req *sreq);
+
+/* frwr.c: fast registration of page lists */
+int krt_frwr_check(const struct bio_vec *bv, unsigned int nr, u32 *len,
+		   u32 *pages);
+int krt_frwr_map(struct ib_device *ibdev, struct bio_vec *bv, unsigned int nr,
+		 enum dma_data_direction dir, struct scatterlist **sglp,
+		 gfp_t gfp);
+void krt_frwr_unmap(struct ib_device *ibdev, struct scatterlist *sgl,
+		    unsigned int nr, enum dma_data_direction dir);
+int krt_frwr_reg(struct ib_mr *mr, struct scatterlist *sgl, int nents,
+		 struct ib_reg_wr *reg, int access);
+void krt_frwr_inv(struct ib_send_wr *wr, struct ib_mr *mr, struct ib_cqe *cqe);
+
+/* api.c: peers and services as ULPs see them */
+struct krt_service *krt_service_get(u16 id);
+void krt_service_put(struct krt_service *svc);
+
+/* testsvc.c: built-in test service, ping and xfer */
+struct krt_test_args {
+	char	peer[KRT_PEER_NAME_MAX];
+	u32	op;
+	u32	count;
+	u32	size;
+	u32	depth;
+	u32	threads;
+	u32	timeout_ms;
+	bool	nowait;
+};
+
+struct krt_test_result {
+	u64	ok;
+	u64	errors;
+	u64	mismatches;
+	u64	double_done;
+	u64	bytes;
+	u64	elapsed_ns;
+	u64	lat_min;
+	u64	lat_avg;
+	u64	lat_p99;
+	u64	lat_max;
+	s32	first_error;
+	u64	eagain;
+};
+
+extern bool krt_test_service;
+int krt_test_init(void);
+void krt_test_exit(void);
+int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
+		 struct netlink_ext_ack *extack);
+void krt_test_hold(bool hold);
+bool krt_test_holding(void);
+
 /* debugfs.c */
 extern bool krt_fault_mask_frwr;
 extern u32 krt_fault_cm_req;
+extern u32 krt_fault_corrupt_msg;
 
 void krt_debugfs_init(void);
 void krt_debugfs_exit(void);

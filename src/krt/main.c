@@ -24,12 +24,17 @@ static int __init krt_init(void)
 	ret = krt_netlink_init();
 	if (ret)
 		goto err_debugfs;
-	ret = krt_device_init();
+	ret = krt_test_init();
 	if (ret)
 		goto err_netlink;
+	ret = krt_device_init();
+	if (ret)
+		goto err_test;
 	pr_info("version %s loaded\n", KRT_VERSION);
 	return 0;
 
+err_test:
+	krt_test_exit();
 err_netlink:
 	krt_netlink_exit();
 err_debugfs:
@@ -42,6 +47,7 @@ static void __exit krt_exit(void)
 {
 	/* ORDER: connections and listeners first, while devices are there */
 	krt_pool_exit();
+	krt_test_exit();
 	krt_device_exit();
 	krt_netlink_exit();
 	krt_debugfs_exit();

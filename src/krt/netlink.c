@@ -62,6 +62,30 @@ static const struct nla_policy krt_conn_policy[KRT_A_CONN_MAX + 1] = {
 				    .len = KRT_PEER_NAME_MAX - 1 },
 };
 
+static struct netlink_range_validation krt_test_count_range = {
+	.min = 1, .max = 1000000,
+};
+
+static struct netlink_range_validation krt_test_size_range = {
+	.min = 0, .max = 16 << 20,
+};
+
+static struct netlink_range_validation krt_test_timeout_range = {
+	.min = 1, .max = 3600000,
+};
+
+static const struct nla_policy krt_test_policy[KRT_A_TEST_MAX + 1] = {
+	[KRT_A_TEST_PEER]	= { .type = NLA_NUL_STRING,
+				    .len = KRT_PEER_NAME_MAX - 1 },
+	[KRT_A_TEST_OP]		= NLA_POLICY_RANGE(NLA_U32, KRT_TEST_PING, KRT_TEST_WRITE),
+	[KRT_A_TEST_COUNT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &krt_test_count_range),
+	[KRT_A_TEST_SIZE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &krt_test_size_range),
+	[KRT_A_TEST_DEPTH]	= NLA_POLICY_RANGE(NLA_U32, 1, KRT_MAX_DEPTH),
+	[KRT_A_TEST_THREADS]	= NLA_POLICY_RANGE(NLA_U32, 1, 64),
+	[KRT_A_TEST_TIMEOUT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &krt_test_timeout_range),
+	[KRT_A_TEST_NOWAIT]	= NLA_POLICY_MAX(NLA_U8, 1),
+};
+
 static struct genl_family krt_genl_family;
 
 /* Caller holds krt_dev_lock. */
@@ -366,7 +390,7 @@ static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
 	    krt_nl_put_addr(skb, KRT_A_CONN_RADDR, KRT_A_CONN_RPORT, &conn->raddr) ||
 	    nla_put_u32(skb, KRT_A_CONN_QPN, conn->qpn) ||
 	    nla_put_u32(skb, KRT_A_CONN_DEPTH, conn->depth) ||
-	    nla_put_u32(skb, KRT_A_CONN_INFLIGHT, 0) ||
+	    nla_put_u32(skb, KRT_A_CONN_INFLIGHT, krt_queue_inflight(conn->q)) ||
 	    (conn->dev && nla_put_string(skb, KRT_A_CONN_DEV, conn->dev->name)) ||
 	    (conn->reason[0] && nla_put_string(skb, KRT_A_CONN_REASON, conn->reason)))
 		goto cancel;
@@ -556,6 +580,72 @@ out:
 	return skb->len;
 }
 
+static u32 krt_nl_u32(struct genl_info *info, int type, u32 def)
+{
+	return info->attrs[type] ? nla_get_u32(info->attrs[type]) : def;
+}
+
+/*
+ * KRT_CMD_TEST: run ping or xfer requests through the test service and
+ * answer with the outcome.  Runs for as long as the requests take.
+ */
+static int krt_nl_test_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct krt_test_args args = {};
+	struct krt_test_result res = {};
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_TEST_PEER) ||
+	    GENL_REQ_ATTR_CHECK(info, KRT_A_TEST_OP))
+		return -EINVAL;
+	nla_strscpy(args.peer, info->attrs[KRT_A_TEST_PEER], sizeof(args.peer));
+	args.op = nla_get_u32(info->attrs[KRT_A_TEST_OP]);
+	args.count = krt_nl_u32(info, KRT_A_TEST_COUNT, 10);
+	args.size = krt_nl_u32(info, KRT_A_TEST_SIZE, args.op == KRT_TEST_PING ? 64 : 4096);
+	args.depth = krt_nl_u32(info, KRT_A_TEST_DEPTH, 1);
+	args.threads = krt_nl_u32(info, KRT_A_TEST_THREADS, 1);
+	args.timeout_ms = krt_nl_u32(info, KRT_A_TEST_TIMEOUT, 0);
+	args.nowait = info->attrs[KRT_A_TEST_NOWAIT] &&
+		      nla_get_u8(info->attrs[KRT_A_TEST_NOWAIT]);
+	ret = krt_test_run(&args, &res, info->extack);
+	if (ret)
+		return ret;
+
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &krt_genl_family, 0, KRT_CMD_TEST);
+	if (!hdr)
+		goto err_free;
+	if (nla_put_string(msg, KRT_A_TEST_PEER, args.peer) ||
+	    nla_put_u32(msg, KRT_A_TEST_OP, args.op) ||
+	    nla_put_u32(msg, KRT_A_TEST_COUNT, args.count) ||
+	    nla_put_u32(msg, KRT_A_TEST_SIZE, args.size) ||
+	    nla_put_u32(msg, KRT_A_TEST_DEPTH, args.depth) ||
+	    nla_put_u32(msg, KRT_A_TEST_THREADS, args.threads) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_OK, res.ok, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_ERRORS, res.errors, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_MISMATCHES, res.mismatches, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_DOUBLE, res.double_done, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_BYTES, res.bytes, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_ELAPSED_NS, res.elapsed_ns, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_LAT_MIN_NS, res.lat_min, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_LAT_AVG_NS, res.lat_avg, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_LAT_P99_NS, res.lat_p99, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_LAT_MAX_NS, res.lat_max, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_EAGAIN, res.eagain, KRT_A_TEST_PAD) ||
+	    nla_put_u32(msg, KRT_A_TEST_FIRST_ERROR, (u32)-res.first_error))
+		goto err_free;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
 static const struct genl_ops krt_genl_ops[] = {
 	{
 		.cmd		= KRT_CMD_DEV_GET,
@@ -618,6 +708,13 @@ static const struct genl_ops krt_genl_ops[] = {
 		.dumpit		= krt_nl_peer_dumpit,
 		.policy		= krt_peer_policy,
 		.maxattr	= KRT_A_PEER_MAX,
+	},
+	{
+		.cmd		= KRT_CMD_TEST,
+		.doit		= krt_nl_test_doit,
+		.policy		= krt_test_policy,
+		.maxattr	= KRT_A_TEST_MAX,
+		.flags		= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd		= KRT_CMD_CONN_GET,

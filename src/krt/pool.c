@@ -84,12 +84,13 @@ static void krt_peer_free(struct kref *ref)
 
 /**
  * krt_peer_put() - drop a reference on a peer
- * @peer: the peer
+ * @peer: from krt_peer_get(); the peer may be freed
  */
 void krt_peer_put(struct krt_peer *peer)
 {
 	kref_put(&peer->ref, krt_peer_free);
 }
+EXPORT_SYMBOL_GPL(krt_peer_put);
 
 /**
  * krt_peer_find_locked() - look a peer up by name
@@ -167,6 +168,8 @@ static struct krt_peer *krt_peer_alloc(const char *name, u32 depth, u32 policy)
 	kref_init(&peer->ref);
 	INIT_LIST_HEAD(&peer->entry);
 	INIT_LIST_HEAD(&peer->conns);
+	spin_lock_init(&peer->dp_lock);
+	INIT_LIST_HEAD(&peer->dp_conns);
 	strscpy(peer->name, name, sizeof(peer->name));
 	peer->depth = depth;
 	peer->policy = policy;

@@ -12,7 +12,7 @@
 #include <linux/types.h>
 #include <libmnl/libmnl.h>
 
-#define KRTCTL_VERSION "0.1.0"
+#define KRTCTL_VERSION "0.2.0"
 
 /* kernel-style names, as in the kernel's own tools/ */
 typedef __u8 u8;
@@ -82,6 +82,8 @@ int cmd_monitor(int argc, char **argv);
 int cmd_listen(int argc, char **argv);
 int cmd_peer(int argc, char **argv);
 int cmd_conn(int argc, char **argv);
+int cmd_ping(int argc, char **argv);
+int cmd_xfer(int argc, char **argv);
 void peer_print(const struct nlattr **tb, struct jw *w, const char *key);
 void conn_print(const struct nlattr **tb, struct jw *w, const char *key);
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key);

@@ -34,7 +34,7 @@ int usage_error(const char *msg, const char *arg)
 static const char *const usage_text[] = {
 	"Usage: krtctl [OPTIONS] OBJECT { COMMAND | help }",
 	"       krtctl [OPTIONS] -b FILE",
-	"where  OBJECT := { dev | listen | peer | conn | monitor | help }",
+	"where  OBJECT := { dev | listen | peer | conn | monitor | ping | xfer | help }",
 	"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -b[atch] FILE | -f[orce] }",
 	"",
 	"  dev show [NAME]                 RDMA devices as krt sees them",
@@ -49,6 +49,11 @@ static const char *const usage_text[] = {
 	"  peer show [NAME]                peers: state, connections up/total, direction",
 	"  conn show [peer NAME]           connections: state, addresses, QP number",
 	"  monitor [count N]               print krt events as they happen",
+	"  ping NAME [count N] [size S] [timeout MS]",
+	"                                  echo round trips through the peer's test",
+	"                                  service, payload verified, latency shown",
+	"  xfer NAME op { read | write } [size S] [count N] [depth D] [threads T]",
+	"       [timeout MS] [nowait]      zero-copy RDMA through FRWR, data verified",
 	"",
 	"Examples:",
 	"  krtctl dev show",
@@ -58,6 +63,8 @@ static const char *const usage_text[] = {
 	"  krtctl peer add store2 addr 192.0.2.2 conns 4 depth 128",
 	"  krtctl peer set store2 conns 8",
 	"  krtctl -j monitor",
+	"  krtctl ping store2 count 100 size 512",
+	"  krtctl xfer store2 op read size 1M count 50 depth 8 threads 4",
 };
 
 static void usage(FILE *f)
@@ -84,6 +91,10 @@ static int do_cmd(int argc, char **argv)
 		return cmd_conn(argc - 1, argv + 1);
 	if (matches(argv[0], "monitor"))
 		return cmd_monitor(argc - 1, argv + 1);
+	if (matches(argv[0], "ping"))
+		return cmd_ping(argc - 1, argv + 1);
+	if (matches(argv[0], "xfer"))
+		return cmd_xfer(argc - 1, argv + 1);
 	return usage_error("unknown object", argv[0]);
 }
 

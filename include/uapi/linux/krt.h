@@ -135,6 +135,41 @@ enum krt_a_conn {
 	KRT_A_CONN_MAX = __KRT_A_CONN_MAX - 1
 };
 
+/* Test operations of KRT_CMD_TEST (krtctl ping / xfer). */
+enum krt_test_op {
+	KRT_TEST_PING = 1,		/* echo round trips, payload verified */
+	KRT_TEST_READ,			/* server RDMA-WRITEs into our pages */
+	KRT_TEST_WRITE,			/* server RDMA-READs from our pages */
+};
+
+enum krt_a_test {
+	KRT_A_TEST_UNSPEC,
+	KRT_A_TEST_PEER,		/* string, outbound peer */
+	KRT_A_TEST_OP,			/* u32, enum krt_test_op */
+	KRT_A_TEST_COUNT,		/* u32, requests */
+	KRT_A_TEST_SIZE,		/* u32, bytes: payload or data buffer */
+	KRT_A_TEST_DEPTH,		/* u32, requests in flight per thread */
+	KRT_A_TEST_THREADS,		/* u32, submitting threads */
+	KRT_A_TEST_TIMEOUT,		/* u32, request deadline in ms */
+	KRT_A_TEST_NOWAIT,		/* u8, submit with KRT_REQ_NOWAIT */
+	KRT_A_TEST_OK,			/* u64, completed with success */
+	KRT_A_TEST_ERRORS,		/* u64, failed (transport or service) */
+	KRT_A_TEST_MISMATCHES,		/* u64, data or payload differed */
+	KRT_A_TEST_DOUBLE,		/* u64, requests completed twice */
+	KRT_A_TEST_BYTES,		/* u64, bytes moved and verified */
+	KRT_A_TEST_ELAPSED_NS,		/* u64 */
+	KRT_A_TEST_LAT_MIN_NS,		/* u64 */
+	KRT_A_TEST_LAT_AVG_NS,		/* u64 */
+	KRT_A_TEST_LAT_P99_NS,		/* u64 */
+	KRT_A_TEST_LAT_MAX_NS,		/* u64 */
+	KRT_A_TEST_FIRST_ERROR,		/* u32, first error as a positive errno */
+	KRT_A_TEST_EAGAIN,		/* u64, NOWAIT submissions refused */
+	KRT_A_TEST_PAD,
+
+	__KRT_A_TEST_MAX,
+	KRT_A_TEST_MAX = __KRT_A_TEST_MAX - 1
+};
+
 enum krt_cmd {
 	KRT_CMD_UNSPEC,
 	KRT_CMD_DEV_GET,		/* do (by name) and dump */
@@ -153,6 +188,7 @@ enum krt_cmd {
 	KRT_CMD_PEER_STATE_NTF,		/* event: peer state changed */
 	KRT_CMD_CONN_STATE_NTF,		/* event: connection state changed */
 	KRT_CMD_PEER_DEL_NTF,		/* event: peer removed */
+	KRT_CMD_TEST,			/* admin: ping or xfer through the test service */
 
 	__KRT_CMD_MAX,
 	KRT_CMD_MAX = __KRT_CMD_MAX - 1

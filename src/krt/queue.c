@@ -1,0 +1,1551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: the data path of one connection - receive ring, send slots,
+ * credits, request tags, deadlines, message validation.
+ *
+ * DOC: Queues
+ *
+ * Each connection has ``depth`` receive buffers of %KRT_MSG_BUF bytes
+ * posted before it connects, and:
+ *
+ * - on the client (outbound) side, ``depth`` request slots: a slot holds
+ *   one request from its SEND until its reply has arrived, its SEND has
+ *   completed and its MR is invalid.  A slot's tag is its index plus a
+ *   generation that changes on every use, so a stale reply is recognised.
+ * - on the server (inbound) side, ``depth`` server requests: a request is
+ *   copied out of its receive buffer (which is posted again at once) and
+ *   lives until the SEND of its reply completes.
+ *
+ * Credits: a side may send a message only while it holds a credit, one
+ * per receive buffer the other side has posted for it.  Every message
+ * carries the credits its sender has granted since its last message (the
+ * buffers it re-posted).  Requests and replies pair up, and a server
+ * re-posts a buffer before it answers, so each reply returns the credit of
+ * its request and no credit-only message is ever needed.  A peer that
+ * grants more than it could have posted is malformed.
+ *
+ * Send queue: a request reserves 3 SQ entries (REG_MR, SEND, LOCAL_INV), a
+ * server data transfer 3 (REG_MR, RDMA, LOCAL_INV), a reply 1; the SQ is
+ * sized 3 * depth + 1 (the +1 for the drain) and the accounting makes an
+ * overflow impossible.  Signalling: REG_MR and RDMA READ/WRITE are
+ * unsignalled; the SEND or LOCAL_INV that ends a chain is signalled and
+ * returns the chain's entries.  Every WR has a wr_cqe, so a flushed or
+ * failed unsignalled WR is handled too.
+ *
+ * Backpressure: a request that finds no free slot, no credit or no SQ room
+ * waits on the connection's list (``backlog`` at most, -EBUSY beyond), or
+ * fails at once with -EAGAIN when submitted with %KRT_REQ_NOWAIT.
+ *
+ * Deadlines: a timer checks the connection every 100 ms.  A request
+ * without data past its deadline completes with -ETIMEDOUT and its slot
+ * stays reserved until the late reply comes (discarded and counted) or the
+ * connection goes.  A request with data cannot be given back while the
+ * server may still access its pages: the connection is reset, as
+ * nvme-rdma does, and the request completes with -ETIMEDOUT once the QP is
+ * drained and its MRs are deregistered.
+ *
+ * Validation: every received message is checked (magic, version, length
+ * against the bytes received, opcode for this side, flags, data length
+ * against the max IO size, tag, credits) before anything else; a
+ * malformed one is counted, its buffer is not re-posted, and the
+ * connection is reset.
+ *
+ * Locking: q->lock (a spinlock, taken with bottom halves off) protects
+ * the slots, server requests, credits, SQ accounting, the waiting lists
+ * and the counters.  Completion handlers run in softirq context, one at a
+ * time per connection (one CQ); callbacks of users are called without
+ * the lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/timer.h>
+#include <rdma/mr_pool.h>
+#include "krt.h"
+#include "wire.h"
+
+unsigned int krt_max_io = SZ_1M;
+module_param_named(max_io, krt_max_io, uint, 0444);
+MODULE_PARM_DESC(max_io, "Largest data buffer of a request, in bytes (default: 1 MiB)");
+
+unsigned int krt_req_timeout_ms = 30000;
+module_param_named(req_timeout_ms, krt_req_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(req_timeout_ms, "Default request deadline in ms (default: 30000)");
+
+static unsigned int krt_backlog = 4096;
+module_param_named(backlog, krt_backlog, uint, 0644);
+MODULE_PARM_DESC(backlog, "Requests that may wait per connection (default: 4096)");
+
+static bool krt_remote_inv = true;
+module_param_named(remote_invalidate, krt_remote_inv, bool, 0644);
+MODULE_PARM_DESC(remote_invalidate, "Ask servers for SEND_WITH_INV where the device has it (default: on)");
+
+struct krt_dp_stats krt_dp_stats;
+
+#define KRT_WR_REQ	3	/* REG_MR, SEND, LOCAL_INV */
+#define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV */
+#define KRT_WR_REP	1	/* SEND (with invalidate) */
+#define KRT_TICK	(HZ / 10)
+
+enum krt_slot_state {
+	KRT_SLOT_FREE,
+	KRT_SLOT_BUSY,
+	KRT_SLOT_ZOMBIE,	/* request timed out, reply not yet seen */
+};
+
+/* what a slot still waits for */
+#define KRT_P_SEND	0x1
+#define KRT_P_REPLY	0x2
+#define KRT_P_INV	0x4
+
+struct krt_rbuf {
+	struct ib_cqe		cqe;
+	struct krt_queue	*q;
+	void			*va;
+	u64			dma;
+};
+
+struct krt_slot {
+	struct krt_queue	*q;
+	struct list_head	entry;		/* free list; q->lock */
+	struct krt_req		*req;
+	u16			idx;
+	u16			gen;
+	u8			state;
+	u8			pending;
+	bool			timed_out;
+	bool			inv_left;	/* LOCAL_INV entry still reserved */
+	struct ib_mr		*mr;
+	struct ib_cqe		send_cqe;
+	struct ib_cqe		inv_cqe;
+	struct ib_cqe		reg_cqe;
+	void			*va;
+	u64			dma;
+};
+
+enum krt_sreq_state {
+	KRT_SREQ_FREE,
+	KRT_SREQ_SERVICE,	/* with the service */
+	KRT_SREQ_DATA_WAIT,	/* data transfer waits for SQ room */
+	KRT_SREQ_DATA,		/* data transfer posted */
+	KRT_SREQ_REPLY_WAIT,	/* reply waits for a credit or SQ room */
+	KRT_SREQ_REPLY,		/* reply posted */
+};
+
+struct krt_sreq {
+	struct krt_srv_req	pub;
+	struct krt_queue	*q;
+	struct krt_service	*svc;
+	struct list_head	entry;		/* free or waiting list; q->lock */
+	u8			state;
+	bool			inv;
+	u32			tag;
+	u64			raddr;
+	u32			rkey;
+	s32			status;
+	u32			rep_len;
+	int			data_status;
+	struct ib_mr		*mr;
+	struct scatterlist	*sgl;
+	int			nents;
+	unsigned int		nr_bvec;
+	void			(*data_done)(struct krt_srv_req *sreq, int status);
+	struct ib_cqe		data_cqe;
+	struct ib_cqe		inv_cqe;
+	struct ib_cqe		send_cqe;
+	void			*msg;		/* copy of the request */
+	void			*va;		/* reply buffer */
+	u64			dma;
+};
+
+/**
+ * struct krt_queue - data path of one connection
+ * @conn: the connection (the queue lives as long as it)
+ * @qp: the RC QP; valid until krt_queue_destroy()
+ * @ibdev: its device
+ * @lkey: the PD's local DMA lkey
+ * @lock: protects everything below marked q->lock
+ * @ready: requests may be submitted; q->lock
+ * @dead: the connection failed or is closing; q->lock
+ * @unmapped: buffers are unmapped, the QP gone (destroyed); q->lock
+ * @server: inbound connection: receives requests, sends replies
+ * @depth: receive buffers, slots and server requests
+ * @nr_slots: slots usable, from the depth the remote granted
+ * @credits: messages we may send; q->lock
+ * @max_credits: receive buffers the remote posted
+ * @grant: buffers re-posted, not yet advertised; q->lock
+ * @sq_avail: free SQ entries; q->lock
+ * @max_io: negotiated largest data buffer
+ * @mr_pages: pages an MR maps
+ * @max_inline: inline data the QP takes
+ * @send_inv: the device does SEND_WITH_INV and remote invalidation
+ * @zombies: slots of timed-out requests; q->lock
+ * @waiting: requests waiting for room; q->lock
+ * @nr_waiting: their number; q->lock
+ * @free_slots: q->lock
+ * @sfree: free server requests; q->lock
+ * @swait: server requests waiting for room; q->lock
+ * @inflight: requests submitted and not completed
+ * @slots: @depth request slots (client)
+ * @sreqs: @depth server requests (server)
+ * @rbufs: @depth receive buffers
+ * @timer: deadline checks
+ * @reset_work: resets the connection from contexts that cannot
+ * @reset_reason: why; q->lock
+ * @stats: counters; q->lock
+ */
+struct krt_queue {
+	struct krt_conn		*conn;
+	struct ib_qp		*qp;
+	struct ib_device	*ibdev;
+	u32			lkey;
+	spinlock_t		lock;
+	bool			ready;
+	bool			dead;
+	bool			unmapped;
+	bool			server;
+	u32			depth;
+	u32			nr_slots;
+	u32			credits;
+	u32			max_credits;
+	u32			grant;
+	u32			sq_avail;
+	u32			max_io;
+	u32			mr_pages;
+	u32			max_inline;
+	bool			send_inv;
+	u32			zombies;
+	struct list_head	waiting;
+	u32			nr_waiting;
+	struct list_head	free_slots;
+	struct list_head	sfree;
+	struct list_head	swait;
+	atomic_t		inflight;
+	struct krt_slot		*slots;
+	struct krt_sreq		*sreqs;
+	struct krt_rbuf		*rbufs;
+	struct timer_list	timer;
+	struct work_struct	reset_work;
+	const char		*reset_reason;
+	struct krt_qstats	stats;
+};
+
+static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
+
+/*
+ * Reset the connection: the work calls krt_conn_fail(), which releases it
+ * (disconnect, drain, krt_queue_destroy()).  Caller holds q->lock.
+ */
+static void krt_q_reset_locked(struct krt_queue *q, const char *why)
+{
+	bool first = !q->reset_reason && !q->unmapped;
+
+	q->dead = true;
+	q->ready = false;
+	if (!first)
+		return;
+	q->reset_reason = why;
+	atomic64_inc(&krt_dp_stats.resets);
+	pr_debug("%s/%u: reset: %s\n", q->conn->peer->name, q->conn->index, why);
+	kref_get(&q->conn->ref);
+	if (!queue_work(krt_wq, &q->reset_work))
+		krt_conn_put(q->conn);
+}
+
+/* Reset the connection from any context but q->lock held. */
+static void krt_q_reset(struct krt_queue *q, const char *why)
+{
+	spin_lock_bh(&q->lock);
+	krt_q_reset_locked(q, why);
+	spin_unlock_bh(&q->lock);
+}
+
+static void krt_q_reset_work(struct work_struct *work)
+{
+	struct krt_queue *q = container_of(work, struct krt_queue, reset_work);
+	struct krt_conn *conn = q->conn;
+
+	krt_conn_fail(conn, q->reset_reason ?: "reset");
+	krt_conn_put(conn);
+}
+
+static void krt_q_malformed(struct krt_queue *q, const char *why)
+{
+	spin_lock_bh(&q->lock);
+	q->stats.malformed++;
+	spin_unlock_bh(&q->lock);
+	atomic64_inc(&krt_dp_stats.malformed);
+	pr_warn_ratelimited("%s/%u: malformed message from the peer: %s\n",
+			    q->conn->peer->name, q->conn->index, why);
+	krt_q_reset(q, "malformed message from the peer");
+}
+
+/* A work completion failed: count, reset unless it is a flush. */
+static bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *what)
+{
+	if (likely(wc->status == IB_WC_SUCCESS))
+		return false;
+	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		atomic64_inc(&krt_dp_stats.wc_errors);
+		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+			atomic64_inc(&krt_dp_stats.rnr_errors);
+		spin_lock_bh(&q->lock);
+		q->stats.wc_errors++;
+		spin_unlock_bh(&q->lock);
+		pr_warn_ratelimited("%s/%u: %s failed: %s (%d)\n",
+				    q->conn->peer->name, q->conn->index, what,
+				    ib_wc_status_msg(wc->status), wc->status);
+		krt_q_reset(q, "work request failed");
+	}
+	return true;
+}
+
+static enum dma_data_direction krt_req_dma_dir(enum krt_data_dir dir)
+{
+	return dir == KRT_DATA_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
+/* Fill a message header in @buf.  Caller holds q->lock. */
+static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
+			   u16 flags, u32 len, u16 service, u32 tag, s32 status)
+{
+	struct krt_msg_hdr *h = buf;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_be32(KRT_MSG_MAGIC);
+	h->version = KRT_MSG_VERSION;
+	h->opcode = opcode;
+	h->flags = cpu_to_be16(flags);
+	h->len = cpu_to_be32(len);
+	h->credits = cpu_to_be16(q->grant);
+	q->grant = 0;
+	h->service = cpu_to_be16(service);
+	h->tag = cpu_to_be32(tag);
+	h->status = cpu_to_be32((u32)status);
+	switch (krt_fault_corrupt_msg ? xchg(&krt_fault_corrupt_msg, 0) : 0) {
+	case 1:
+		h->magic = cpu_to_be32(0xdeadbeef);
+		break;
+	case 2:
+		h->version = KRT_MSG_VERSION + 1;
+		break;
+	case 3:
+		h->len = cpu_to_be32(len + 100);
+		break;
+	case 4:
+		h->opcode = 0x7f;
+		break;
+	case 5:
+		h->flags = cpu_to_be16(KRT_MF_READ);
+		h->data_len = cpu_to_be32(U32_MAX);
+		break;
+	case 6:
+		h->credits = cpu_to_be16(0xffff);
+		break;
+	}
+}
+
+static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
+			u64 dma, u32 len, u32 lkey, bool inline_ok)
+{
+	memset(wr, 0, sizeof(*wr));
+	sge->addr = dma;
+	sge->length = len;
+	sge->lkey = lkey;
+	wr->opcode = IB_WR_SEND;
+	wr->wr_cqe = cqe;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = IB_SEND_SIGNALED | (inline_ok ? IB_SEND_INLINE : 0);
+}
+
+/* ---- client side ---- */
+
+static void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
+{
+	if (s->inv_left) {
+		q->sq_avail++;
+		s->inv_left = false;
+	}
+	if (s->state == KRT_SLOT_ZOMBIE)
+		q->zombies--;
+	s->state = KRT_SLOT_FREE;
+	s->req = NULL;
+	s->gen++;
+	s->timed_out = false;
+	list_add_tail(&s->entry, &q->free_slots);
+}
+
+/*
+ * A slot has nothing pending: give its MR back, free it and queue its
+ * request for completion (not for a zombie: its request completed on
+ * timeout).  Caller holds q->lock.
+ */
+static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
+				   struct list_head *done)
+{
+	struct krt_req *req = s->req;
+
+	if (s->mr) {
+		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+		s->mr = NULL;
+	}
+	if (s->state == KRT_SLOT_BUSY && req) {
+		q->stats.reqs_done++;
+		list_add_tail(&req->krt_entry, done);
+	}
+	krt_slot_free_locked(q, s);
+	krt_q_kick_locked(q, done);
+}
+
+/* Complete requests collected on @done.  Called without q->lock. */
+static void krt_q_complete(struct krt_queue *q, struct list_head *done)
+{
+	struct krt_req *req, *tmp;
+
+	list_for_each_entry_safe(req, tmp, done, krt_entry) {
+		list_del_init(&req->krt_entry);
+		if (req->krt_sgl)
+			krt_frwr_unmap(q->ibdev, req->krt_sgl, req->nr_bvec,
+				       krt_req_dma_dir(req->dir));
+		req->krt_sgl = NULL;
+		req->krt_conn = NULL;
+		atomic_dec(&q->inflight);
+		req->done(req);
+		krt_conn_put(q->conn);		/* the request's */
+	}
+}
+
+static void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, reg_cqe);
+
+	krt_q_wc_failed(s->q, wc, "REG_MR");	/* unsignalled: errors only */
+}
+
+static void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, send_cqe);
+	struct krt_queue *q = s->q;
+	LIST_HEAD(done);
+
+	krt_q_wc_failed(q, wc, "request SEND");
+	spin_lock_bh(&q->lock);
+	q->sq_avail += s->mr ? 2 : 1;
+	s->pending &= ~KRT_P_SEND;
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	else
+		krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+}
+
+static void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, inv_cqe);
+	struct krt_queue *q = s->q;
+	LIST_HEAD(done);
+
+	if (krt_q_wc_failed(q, wc, "LOCAL_INV")) {
+		/* the MR may still be valid: it stays out of the pool */
+		spin_lock_bh(&q->lock);
+		q->sq_avail++;
+		spin_unlock_bh(&q->lock);
+		return;
+	}
+	spin_lock_bh(&q->lock);
+	q->sq_avail++;
+	q->stats.local_inv++;
+	s->pending &= ~KRT_P_INV;
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+}
+
+/*
+ * Post a request in a free slot.  Caller holds q->lock and checked that a
+ * slot, a credit and KRT_WR_REQ SQ entries are there.
+ */
+static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
+{
+	struct krt_slot *s = list_first_entry(&q->free_slots, struct krt_slot, entry);
+	struct ib_send_wr wr, *first = &wr;
+	struct ib_reg_wr reg;
+	struct ib_sge sge;
+	u32 len = sizeof(struct krt_msg_hdr) + req->msg_len;
+	u16 flags = 0;
+	int ret;
+
+	list_del_init(&s->entry);
+	s->state = KRT_SLOT_BUSY;
+	s->req = req;
+	s->pending = KRT_P_SEND | KRT_P_REPLY;
+	s->inv_left = false;
+	q->sq_avail -= req->krt_sgl ? KRT_WR_REQ : 1;
+	q->credits--;
+	if (req->krt_sgl) {
+		s->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+		ret = krt_frwr_reg(s->mr, req->krt_sgl, req->krt_nents, &reg,
+				   req->dir == KRT_DATA_READ ?
+				   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
+				   IB_ACCESS_REMOTE_READ);
+		if (ret) {
+			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+			s->mr = NULL;
+			q->sq_avail += KRT_WR_REQ;
+			q->credits++;
+			krt_slot_free_locked(q, s);
+			return ret;
+		}
+		reg.wr.wr_cqe = &s->reg_cqe;
+		reg.wr.next = &wr;
+		first = &reg.wr;
+		s->inv_left = true;
+		flags = req->dir == KRT_DATA_READ ? KRT_MF_READ : KRT_MF_WRITE;
+		if (q->send_inv && READ_ONCE(krt_remote_inv))
+			flags |= KRT_MF_INV;
+	}
+	krt_q_fill_hdr(q, s->va, KRT_OP_REQ, flags, len, req->service,
+		       (u32)s->gen << 16 | s->idx, 0);
+	if (s->mr) {
+		struct krt_msg_hdr *h = s->va;
+
+		h->addr = cpu_to_be64(s->mr->iova);
+		h->rkey = cpu_to_be32(s->mr->rkey);
+		h->data_len = cpu_to_be32(req->data_len);
+	}
+	memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
+	ib_dma_sync_single_for_device(q->ibdev, s->dma, len, DMA_TO_DEVICE);
+	krt_send_wr(&wr, &sge, &s->send_cqe, s->dma, len, q->lkey,
+		    len <= q->max_inline);
+	q->stats.reqs_sent++;
+	if (req->dir == KRT_DATA_READ)
+		q->stats.bytes_read += req->data_len;
+	else if (req->dir == KRT_DATA_WRITE)
+		q->stats.bytes_written += req->data_len;
+	ret = ib_post_send(q->qp, first, NULL);
+	if (ret) {
+		/* nothing was posted: the reset completes the request */
+		s->pending = KRT_P_REPLY;
+		return -ECONNRESET;
+	}
+	return 0;
+}
+
+static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
+{
+	if (list_empty(&q->free_slots))
+		return false;
+	if (!q->credits) {
+		q->stats.credit_waits++;
+		return false;
+	}
+	if (q->sq_avail < (req->krt_sgl ? KRT_WR_REQ : 1)) {
+		q->stats.sq_waits++;
+		return false;
+	}
+	return true;
+}
+
+/* ---- server side ---- */
+
+static void krt_sreq_put_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	r->state = KRT_SREQ_FREE;
+	list_add_tail(&r->entry, &q->sfree);
+}
+
+/* The service is done with @r: let it go, outside q->lock. */
+static void krt_sreq_release(struct krt_sreq *r)
+{
+	struct krt_queue *q = r->q;
+	struct krt_service *svc = r->svc;
+	struct krt_conn *conn = q->conn;
+
+	spin_lock_bh(&q->lock);
+	krt_sreq_put_locked(q, r);
+	spin_unlock_bh(&q->lock);
+	r->svc = NULL;
+	if (svc)
+		krt_service_put(svc);
+	krt_conn_put(conn);		/* the server request's */
+}
+
+static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	struct ib_send_wr wr;
+	struct ib_sge sge;
+	u32 len = sizeof(struct krt_msg_hdr) + r->rep_len;
+
+	krt_q_fill_hdr(q, r->va, KRT_OP_REP, 0, len, r->pub.service, r->tag,
+		       r->status);
+	ib_dma_sync_single_for_device(q->ibdev, r->dma, len, DMA_TO_DEVICE);
+	krt_send_wr(&wr, &sge, &r->send_cqe, r->dma, len, q->lkey,
+		    len <= q->max_inline);
+	if (r->inv && q->send_inv) {
+		wr.opcode = IB_WR_SEND_WITH_INV;
+		wr.ex.invalidate_rkey = r->rkey;
+	}
+	q->credits--;
+	q->sq_avail -= KRT_WR_REP;
+	q->stats.srv_reps++;
+	r->state = KRT_SREQ_REPLY;
+	return ib_post_send(q->qp, &wr, NULL);
+}
+
+static void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, send_cqe);
+	struct krt_queue *q = r->q;
+	LIST_HEAD(done);
+
+	krt_q_wc_failed(q, wc, "reply SEND");
+	spin_lock_bh(&q->lock);
+	q->sq_avail += KRT_WR_REP;
+	krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_sreq_release(r);
+}
+
+static void krt_sreq_data_err(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, data_cqe);
+
+	/* REG_MR or RDMA READ/WRITE: unsignalled, so errors only */
+	if (krt_q_wc_failed(r->q, wc, "RDMA transfer"))
+		r->data_status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+}
+
+static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, inv_cqe);
+	struct krt_queue *q = r->q;
+	LIST_HEAD(done);
+	int status = r->data_status;
+
+	if (krt_q_wc_failed(q, wc, "LOCAL_INV") && !status)
+		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+	spin_lock_bh(&q->lock);
+	q->sq_avail += KRT_WR_DATA;
+	if (wc->status == IB_WC_SUCCESS) {
+		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
+		r->mr = NULL;
+	}
+	r->state = KRT_SREQ_SERVICE;
+	krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
+		       r->pub.dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	r->sgl = NULL;
+	r->data_done(&r->pub, status);
+}
+
+static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	struct ib_rdma_wr rdma = {};
+	struct ib_send_wr inv;
+	struct ib_reg_wr reg;
+	struct ib_sge sge;
+	int ret;
+
+	r->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+	ret = krt_frwr_reg(r->mr, r->sgl, r->nents, &reg, IB_ACCESS_LOCAL_WRITE);
+	if (ret) {
+		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
+		r->mr = NULL;
+		return ret;
+	}
+	reg.wr.wr_cqe = &r->data_cqe;
+	reg.wr.next = &rdma.wr;
+	sge.addr = r->mr->iova;
+	sge.length = r->pub.data_len;
+	sge.lkey = r->mr->lkey;
+	rdma.wr.opcode = r->pub.dir == KRT_DATA_READ ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
+	rdma.wr.wr_cqe = &r->data_cqe;
+	rdma.wr.sg_list = &sge;
+	rdma.wr.num_sge = 1;
+	rdma.wr.next = &inv;
+	rdma.remote_addr = r->raddr;
+	rdma.rkey = r->rkey;
+	krt_frwr_inv(&inv, r->mr, &r->inv_cqe);
+	/* ORDER: the fence makes the LOCAL_INV wait for the READ's data */
+	inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
+	q->sq_avail -= KRT_WR_DATA;
+	r->state = KRT_SREQ_DATA;
+	r->data_status = 0;
+	return ib_post_send(q->qp, &reg.wr, NULL);
+}
+
+/*
+ * Start what waits, in order: server work first (it frees the client
+ * side's slots), then requests.  Caller holds q->lock; requests that
+ * cannot be posted are put on @done with their status.
+ */
+static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done)
+{
+	struct krt_sreq *r, *rt;
+	struct krt_req *req;
+	int ret;
+
+	if (q->dead)
+		return;
+	list_for_each_entry_safe(r, rt, &q->swait, entry) {
+		u8 state = r->state;
+
+		if (state == KRT_SREQ_DATA_WAIT) {
+			if (q->sq_avail < KRT_WR_DATA)
+				break;
+			list_del_init(&r->entry);
+			ret = krt_sreq_post_data_locked(q, r);
+		} else {
+			if (!q->credits || q->sq_avail < KRT_WR_REP)
+				break;
+			list_del_init(&r->entry);
+			ret = krt_sreq_post_reply_locked(q, r);
+		}
+		if (ret) {
+			/* krt_queue_destroy() hands it back */
+			r->state = state;
+			list_add(&r->entry, &q->swait);
+			krt_q_reset_locked(q, "cannot post a work request");
+			return;
+		}
+	}
+	while (!list_empty(&q->waiting) && q->ready) {
+		req = list_first_entry(&q->waiting, struct krt_req, krt_entry);
+		if (!krt_q_room_for_req(q, req))
+			break;
+		list_del_init(&req->krt_entry);
+		q->nr_waiting--;
+		ret = krt_q_post_req_locked(q, req);
+		if (ret == -ECONNRESET) {
+			krt_q_reset_locked(q, "cannot post a work request");
+			return;
+		}
+		if (ret) {
+			req->status = ret;
+			list_add_tail(&req->krt_entry, done);
+		}
+	}
+}
+
+/* ---- receive path ---- */
+
+static int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb)
+{
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+
+	sge.addr = rb->dma;
+	sge.length = KRT_MSG_BUF;
+	sge.lkey = q->lkey;
+	wr.wr_cqe = &rb->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ib_dma_sync_single_for_device(q->ibdev, rb->dma, KRT_MSG_BUF, DMA_FROM_DEVICE);
+	return ib_post_recv(q->qp, &wr, NULL);
+}
+
+/* Return: NULL if the header is well formed, else what is wrong. */
+static const char *krt_q_check_hdr(struct krt_queue *q, const struct krt_msg_hdr *h,
+				   u32 bytes)
+{
+	u16 flags;
+
+	if (bytes < sizeof(*h))
+		return "shorter than a header";
+	if (be32_to_cpu(h->magic) != KRT_MSG_MAGIC)
+		return "bad magic";
+	if (h->version != KRT_MSG_VERSION)
+		return "unknown version";
+	if (be32_to_cpu(h->len) != bytes)
+		return "length differs from the bytes received";
+	if (h->opcode != (q->server ? KRT_OP_REQ : KRT_OP_REP))
+		return "unexpected opcode";
+	flags = be16_to_cpu(h->flags);
+	if (flags & ~KRT_MF_ALL)
+		return "unknown flags";
+	if (q->server) {
+		u32 dlen = be32_to_cpu(h->data_len);
+		u16 dir = flags & (KRT_MF_READ | KRT_MF_WRITE);
+
+		if (dir == (KRT_MF_READ | KRT_MF_WRITE))
+			return "both read and write";
+		if (dir && (!dlen || dlen > q->max_io))
+			return "data length over the max IO size";
+		if (!dir && (dlen || (flags & KRT_MF_INV)))
+			return "data fields without data";
+	} else if (flags) {
+		return "flags in a reply";
+	}
+	return NULL;
+}
+
+static void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
+			   const struct krt_msg_hdr *h, u32 bytes)
+{
+	u16 flags = be16_to_cpu(h->flags);
+	struct krt_service *svc;
+	struct krt_sreq *r;
+
+	spin_lock_bh(&q->lock);
+	r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
+	if (r)
+		list_del_init(&r->entry);
+	spin_unlock_bh(&q->lock);
+	if (!r) {
+		krt_q_malformed(q, "more requests than credits");
+		return;
+	}
+	r->tag = be32_to_cpu(h->tag);
+	r->pub.service = be16_to_cpu(h->service);
+	r->pub.node_id = q->conn->peer->node_id;
+	r->pub.msg_len = bytes - sizeof(*h);
+	memcpy(r->msg, (const void *)(h + 1), r->pub.msg_len);
+	r->pub.msg = r->msg;
+	r->pub.dir = flags & KRT_MF_READ ? KRT_DATA_READ :
+		     flags & KRT_MF_WRITE ? KRT_DATA_WRITE : KRT_DATA_NONE;
+	r->pub.data_len = be32_to_cpu(h->data_len);
+	r->pub.priv = NULL;
+	r->raddr = be64_to_cpu(h->addr);
+	r->rkey = be32_to_cpu(h->rkey);
+	r->inv = flags & KRT_MF_INV;
+	r->state = KRT_SREQ_SERVICE;
+	r->mr = NULL;
+	r->sgl = NULL;
+	kref_get(&q->conn->ref);	/* the server request's */
+
+	/* ORDER: copied out, so the buffer may take the next message */
+	if (krt_q_post_recv(q, rb)) {
+		krt_q_reset(q, "cannot post a receive");
+	} else {
+		spin_lock_bh(&q->lock);
+		q->grant++;
+		q->stats.srv_reqs++;
+		spin_unlock_bh(&q->lock);
+	}
+
+	svc = krt_service_get(r->pub.service);
+	if (!svc) {
+		krt_srv_reply(&r->pub, -EPROTONOSUPPORT, NULL, 0);
+		return;
+	}
+	r->svc = svc;
+	svc->request(svc, &r->pub);
+}
+
+static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
+			   const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc)
+{
+	u32 tag = be32_to_cpu(h->tag), plen = bytes - sizeof(*h);
+	u16 idx = tag & 0xffff, gen = tag >> 16;
+	s32 status = (s32)be32_to_cpu(h->status);
+	struct ib_send_wr inv;
+	struct krt_slot *s;
+	struct krt_req *req;
+	LIST_HEAD(done);
+	bool late = false;
+	int ret;
+
+	if (idx >= q->nr_slots) {
+		krt_q_malformed(q, "reply tag out of range");
+		return;
+	}
+	s = &q->slots[idx];
+	spin_lock_bh(&q->lock);
+	if (s->gen != gen || !(s->pending & KRT_P_REPLY) ||
+	    s->state == KRT_SLOT_FREE) {
+		spin_unlock_bh(&q->lock);
+		krt_q_malformed(q, "reply for no request");
+		return;
+	}
+	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	    (!s->mr || wc->ex.invalidate_rkey != s->mr->rkey)) {
+		spin_unlock_bh(&q->lock);
+		krt_q_malformed(q, "reply invalidated a key it was not given");
+		return;
+	}
+	s->pending &= ~KRT_P_REPLY;
+	q->stats.reps_recv++;
+	req = s->req;
+	if (s->state == KRT_SLOT_ZOMBIE) {
+		late = true;
+		q->stats.late_replies++;
+	} else {
+		req->rsp_len = plen;
+		if (req->rsp)
+			memcpy(req->rsp, (const void *)(h + 1), min(plen, req->rsp_max));
+		req->rsp_status = status > 0 || status < -MAX_ERRNO ? -EIO : status;
+		req->status = 0;
+	}
+	if (s->mr && (wc->wc_flags & IB_WC_WITH_INVALIDATE)) {
+		q->stats.remote_inv++;
+		if (s->inv_left) {
+			q->sq_avail++;
+			s->inv_left = false;
+		}
+	} else if (s->mr) {
+		/* ORDER: pages go back only once the MR is invalid */
+		krt_frwr_inv(&inv, s->mr, &s->inv_cqe);
+		inv.send_flags = IB_SEND_SIGNALED;
+		s->pending |= KRT_P_INV;
+		s->inv_left = false;	/* its entry is used now */
+		ret = ib_post_send(q->qp, &inv, NULL);
+		if (ret) {
+			spin_unlock_bh(&q->lock);
+			krt_q_reset(q, "cannot post a work request");
+			return;
+		}
+	}
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	spin_unlock_bh(&q->lock);
+	if (late)
+		atomic64_inc(&krt_dp_stats.late_replies);
+
+	if (krt_q_post_recv(q, rb)) {
+		krt_q_reset(q, "cannot post a receive");
+	} else {
+		spin_lock_bh(&q->lock);
+		q->grant++;
+		spin_unlock_bh(&q->lock);
+	}
+	krt_q_complete(q, &done);
+}
+
+static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_rbuf *rb = container_of(wc->wr_cqe, struct krt_rbuf, cqe);
+	struct krt_queue *q = rb->q;
+	const struct krt_msg_hdr *h = rb->va;
+	const char *bad;
+	LIST_HEAD(done);
+	u16 credits;
+
+	if (krt_q_wc_failed(q, wc, "receive"))
+		return;
+	ib_dma_sync_single_for_cpu(q->ibdev, rb->dma, KRT_MSG_BUF, DMA_FROM_DEVICE);
+	bad = krt_q_check_hdr(q, h, wc->byte_len);
+	if (bad) {
+		krt_q_malformed(q, bad);
+		return;
+	}
+	credits = be16_to_cpu(h->credits);
+	spin_lock_bh(&q->lock);
+	if (q->credits + credits > q->max_credits) {
+		spin_unlock_bh(&q->lock);
+		krt_q_malformed(q, "more credits than receive buffers");
+		return;
+	}
+	q->credits += credits;
+	krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+
+	if (q->server)
+		krt_q_recv_req(q, rb, h, wc->byte_len);
+	else
+		krt_q_recv_rep(q, rb, h, wc->byte_len, wc);
+}
+
+/* ---- deadlines ---- */
+
+static void krt_q_timer(struct timer_list *t)
+{
+	struct krt_queue *q = from_timer(q, t, timer);
+	struct krt_req *req, *tmp;
+	bool reset = false;
+	LIST_HEAD(done);
+	u32 i, n = 0;
+
+	spin_lock_bh(&q->lock);
+	if (q->unmapped) {
+		spin_unlock_bh(&q->lock);
+		return;
+	}
+	list_for_each_entry_safe(req, tmp, &q->waiting, krt_entry) {
+		if (time_before(jiffies, req->krt_deadline))
+			continue;
+		list_del_init(&req->krt_entry);
+		q->nr_waiting--;
+		req->status = -ETIMEDOUT;
+		list_add_tail(&req->krt_entry, &done);
+		n++;
+	}
+	for (i = 0; !q->server && i < q->nr_slots; i++) {
+		struct krt_slot *s = &q->slots[i];
+
+		if (s->state != KRT_SLOT_BUSY || s->timed_out ||
+		    time_before(jiffies, s->req->krt_deadline))
+			continue;
+		s->timed_out = true;
+		n++;
+		if (s->mr) {
+			/* the server may still touch the pages: reset */
+			reset = true;
+			continue;
+		}
+		s->req->status = -ETIMEDOUT;
+		list_add_tail(&s->req->krt_entry, &done);
+		s->state = KRT_SLOT_ZOMBIE;
+		q->zombies++;
+		if (q->zombies > q->nr_slots / 2)
+			reset = true;
+	}
+	q->stats.timeouts += n;
+	spin_unlock_bh(&q->lock);
+	if (n)
+		atomic64_add(n, &krt_dp_stats.timeouts);
+	if (reset)
+		krt_q_reset(q, "request timed out");
+	krt_q_complete(q, &done);
+	mod_timer(&q->timer, jiffies + KRT_TICK);
+}
+
+/* ---- setup and teardown ---- */
+
+static void *krt_q_buf(struct krt_queue *q, u64 *dma, enum dma_data_direction dir)
+{
+	void *va = kzalloc(KRT_MSG_BUF, GFP_KERNEL);
+
+	if (!va)
+		return NULL;
+	*dma = ib_dma_map_single(q->ibdev, va, KRT_MSG_BUF, dir);
+	if (ib_dma_mapping_error(q->ibdev, *dma)) {
+		kfree(va);
+		return NULL;
+	}
+	return va;
+}
+
+static void krt_q_unmap_bufs(struct krt_queue *q)
+{
+	u32 i;
+
+	for (i = 0; q->rbufs && i < q->depth; i++)
+		if (q->rbufs[i].va)
+			ib_dma_unmap_single(q->ibdev, q->rbufs[i].dma, KRT_MSG_BUF,
+					    DMA_FROM_DEVICE);
+	for (i = 0; q->slots && i < q->depth; i++)
+		if (q->slots[i].va)
+			ib_dma_unmap_single(q->ibdev, q->slots[i].dma, KRT_MSG_BUF,
+					    DMA_TO_DEVICE);
+	for (i = 0; q->sreqs && i < q->depth; i++)
+		if (q->sreqs[i].va)
+			ib_dma_unmap_single(q->ibdev, q->sreqs[i].dma, KRT_MSG_BUF,
+					    DMA_TO_DEVICE);
+}
+
+static int krt_q_alloc_bufs(struct krt_queue *q)
+{
+	u32 i;
+
+	q->rbufs = kcalloc(q->depth, sizeof(*q->rbufs), GFP_KERNEL);
+	if (!q->rbufs)
+		return -ENOMEM;
+	for (i = 0; i < q->depth; i++) {
+		q->rbufs[i].q = q;
+		q->rbufs[i].cqe.done = krt_q_recv_done;
+		q->rbufs[i].va = krt_q_buf(q, &q->rbufs[i].dma, DMA_FROM_DEVICE);
+		if (!q->rbufs[i].va)
+			return -ENOMEM;
+	}
+	if (!q->server) {
+		q->slots = kcalloc(q->depth, sizeof(*q->slots), GFP_KERNEL);
+		if (!q->slots)
+			return -ENOMEM;
+		for (i = 0; i < q->depth; i++) {
+			struct krt_slot *s = &q->slots[i];
+
+			s->q = q;
+			s->idx = i;
+			s->send_cqe.done = krt_slot_send_done;
+			s->inv_cqe.done = krt_slot_inv_done;
+			s->reg_cqe.done = krt_slot_reg_done;
+			list_add_tail(&s->entry, &q->free_slots);
+			s->va = krt_q_buf(q, &s->dma, DMA_TO_DEVICE);
+			if (!s->va)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	q->sreqs = kcalloc(q->depth, sizeof(*q->sreqs), GFP_KERNEL);
+	if (!q->sreqs)
+		return -ENOMEM;
+	for (i = 0; i < q->depth; i++) {
+		struct krt_sreq *r = &q->sreqs[i];
+
+		r->q = q;
+		r->data_cqe.done = krt_sreq_data_err;
+		r->inv_cqe.done = krt_sreq_data_done;
+		r->send_cqe.done = krt_sreq_send_done;
+		list_add_tail(&r->entry, &q->sfree);
+		r->msg = kmalloc(KRT_MSG_BUF, GFP_KERNEL);
+		if (!r->msg)
+			return -ENOMEM;
+		r->va = krt_q_buf(q, &r->dma, DMA_TO_DEVICE);
+		if (!r->va)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * krt_queue_create() - set up the data path of a connection
+ * @conn: the connection, with its depth settled
+ * @id: its cm id, with the QP created
+ * @dev: the QP's device
+ * @max_inline: inline data the QP was granted
+ *
+ * Allocates and maps buffers, creates the MR pool and posts every receive
+ * buffer, before the connection is accepted or connects.
+ *
+ * Return: 0, -ENOMEM or the verbs error; nothing is left on error.
+ */
+int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
+		     struct krt_device *dev, u32 max_inline)
+{
+	struct krt_queue *q;
+	u32 i, pages;
+	int ret;
+
+	krt_queue_free(conn);
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	q->conn = conn;
+	q->qp = id->qp;
+	q->ibdev = dev->ibdev;
+	q->lkey = dev->pd->local_dma_lkey;
+	spin_lock_init(&q->lock);
+	INIT_LIST_HEAD(&q->waiting);
+	INIT_LIST_HEAD(&q->free_slots);
+	INIT_LIST_HEAD(&q->sfree);
+	INIT_LIST_HEAD(&q->swait);
+	INIT_WORK(&q->reset_work, krt_q_reset_work);
+	timer_setup(&q->timer, krt_q_timer, 0);
+	q->server = conn->inbound;
+	q->depth = conn->depth;
+	q->nr_slots = conn->depth;
+	q->credits = conn->depth;
+	q->max_credits = conn->depth;
+	q->sq_avail = KRT_WR_REQ * conn->depth;
+	q->max_inline = max_inline;
+	q->send_inv = dev->caps.send_inv;
+	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1);
+	q->mr_pages = pages;
+	q->max_io = min_t(u32, krt_max_io, (pages - 1) * PAGE_SIZE);
+
+	ret = krt_q_alloc_bufs(q);
+	if (ret)
+		goto err_bufs;
+	ret = ib_mr_pool_init(id->qp, &id->qp->rdma_mrs, q->depth,
+			      IB_MR_TYPE_MEM_REG, pages, 0);
+	if (ret)
+		goto err_bufs;
+	for (i = 0; i < q->depth; i++) {
+		ret = krt_q_post_recv(q, &q->rbufs[i]);
+		if (ret)
+			goto err_mrs;
+	}
+	conn->q = q;
+	mod_timer(&q->timer, jiffies + KRT_TICK);
+	return 0;
+
+err_mrs:
+	/* ORDER: flush the receives already posted before their buffers go */
+	ib_drain_qp(id->qp);
+	ib_mr_pool_destroy(id->qp, &id->qp->rdma_mrs);
+err_bufs:
+	krt_q_unmap_bufs(q);
+	conn->q = q;
+	q->unmapped = true;
+	krt_queue_free(conn);
+	return ret;
+}
+
+/**
+ * krt_queue_set_remote() - what the remote told in its private data
+ * @q: the queue
+ * @credits: receive buffers the remote posted for us
+ * @depth: depth the remote granted (limits our slots)
+ * @max_io: the remote's max IO size
+ *
+ * Called from the cm handler before the connection takes requests.
+ */
+void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_io)
+{
+	struct krt_slot *s, *tmp;
+
+	spin_lock_bh(&q->lock);
+	q->credits = min_t(u32, credits, KRT_MAX_DEPTH);
+	q->max_credits = q->credits;
+	q->max_io = min(q->max_io, max_io);
+	if (!q->server && depth < q->nr_slots) {
+		q->nr_slots = max_t(u32, depth, 1);
+		list_for_each_entry_safe(s, tmp, &q->free_slots, entry)
+			if (s->idx >= q->nr_slots)
+				list_del_init(&s->entry);
+	}
+	spin_unlock_bh(&q->lock);
+}
+
+/**
+ * krt_queue_max_io() - negotiated largest data buffer
+ * @q: the queue
+ *
+ * Return: bytes.
+ */
+u32 krt_queue_max_io(struct krt_queue *q)
+{
+	return READ_ONCE(q->max_io);
+}
+
+/**
+ * krt_queue_start() - the connection is up: accept requests
+ * @q: the queue of an outbound connection
+ */
+void krt_queue_start(struct krt_queue *q)
+{
+	spin_lock_bh(&q->lock);
+	if (!q->dead)
+		q->ready = true;
+	spin_unlock_bh(&q->lock);
+}
+
+/**
+ * krt_queue_stop() - the connection is failing or closing: no new requests
+ * @q: the queue
+ *
+ * Requests already waiting or posted complete when the queue is destroyed.
+ */
+void krt_queue_stop(struct krt_queue *q)
+{
+	spin_lock_bh(&q->lock);
+	q->ready = false;
+	q->dead = true;
+	spin_unlock_bh(&q->lock);
+}
+
+/**
+ * krt_queue_submit() - post a request or queue it
+ * @q: the queue of an active outbound connection
+ * @req: checked and DMA-mapped by krt_submit(); holds a connection reference
+ *
+ * Return: 0 (the request completes through @req->done), -ESHUTDOWN when
+ * the queue stopped taking requests, -EAGAIN when (NOWAIT) it is full,
+ * -EBUSY when too many requests wait.  On error the request is not queued.
+ */
+int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
+{
+	LIST_HEAD(done);
+	int ret = 0;
+
+	spin_lock_bh(&q->lock);
+	if (!q->ready) {
+		ret = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	atomic_inc(&q->inflight);
+	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
+		ret = krt_q_post_req_locked(q, req);
+		if (ret == -ECONNRESET) {
+			ret = 0;	/* krt_queue_destroy() completes it */
+			krt_q_reset_locked(q, "cannot post a work request");
+		}
+		if (ret)
+			atomic_dec(&q->inflight);
+		goto out_unlock;
+	}
+	if (req->flags & KRT_REQ_NOWAIT) {
+		atomic_dec(&q->inflight);
+		ret = -EAGAIN;
+		goto out_unlock;
+	}
+	if (q->nr_waiting >= READ_ONCE(krt_backlog)) {
+		atomic_dec(&q->inflight);
+		atomic64_inc(&krt_dp_stats.backlog_full);
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	q->stats.waits++;
+	q->nr_waiting++;
+	list_add_tail(&req->krt_entry, &q->waiting);
+out_unlock:
+	spin_unlock_bh(&q->lock);
+	return ret;
+}
+
+/**
+ * krt_queue_inflight() - requests submitted and not completed
+ * @q: the queue, or NULL
+ *
+ * Return: the count.
+ */
+u32 krt_queue_inflight(struct krt_queue *q)
+{
+	return q ? atomic_read(&q->inflight) : 0;
+}
+
+/**
+ * krt_queue_destroy() - drain the QP and complete everything outstanding
+ * @conn: the connection, disconnected (QP in error or about to be)
+ *
+ * Called before the QP is destroyed, never from a completion handler.
+ * ORDER: drain (every posted WR completes, flushed), give the MRs back
+ * and destroy the pool (no rkey works any more), then complete requests
+ * with -ECONNRESET (-ETIMEDOUT for those past their deadline) and hand
+ * server requests that wait for room back to their service.
+ */
+void krt_queue_destroy(struct krt_conn *conn)
+{
+	struct krt_queue *q = conn->q;
+	struct krt_sreq *r, *rt;
+	struct krt_req *req;
+	LIST_HEAD(replies);
+	LIST_HEAD(data);
+	LIST_HEAD(done);
+	u32 i;
+
+	if (!q || q->unmapped)
+		return;
+	krt_queue_stop(q);
+	del_timer_sync(&q->timer);
+	ib_drain_qp(q->qp);
+
+	spin_lock_bh(&q->lock);
+	q->unmapped = true;
+	list_splice_init(&q->waiting, &done);
+	q->nr_waiting = 0;
+	list_for_each_entry(req, &done, krt_entry)
+		req->status = time_after_eq(jiffies, req->krt_deadline) ?
+			      -ETIMEDOUT : -ECONNRESET;
+	for (i = 0; q->slots && i < q->depth; i++) {
+		struct krt_slot *s = &q->slots[i];
+
+		if (s->mr) {
+			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+			s->mr = NULL;
+		}
+		if (s->state == KRT_SLOT_BUSY) {
+			s->req->status = s->timed_out ? -ETIMEDOUT : -ECONNRESET;
+			list_add_tail(&s->req->krt_entry, &done);
+		}
+		if (s->state != KRT_SLOT_FREE) {
+			s->pending = 0;
+			list_del_init(&s->entry);
+			krt_slot_free_locked(q, s);
+		}
+	}
+	list_for_each_entry_safe(r, rt, &q->swait, entry) {
+		list_del_init(&r->entry);
+		list_add_tail(&r->entry,
+			      r->state == KRT_SREQ_DATA_WAIT ? &data : &replies);
+	}
+	for (i = 0; q->sreqs && i < q->depth; i++)
+		if (q->sreqs[i].mr) {
+			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, q->sreqs[i].mr);
+			q->sreqs[i].mr = NULL;
+		}
+	spin_unlock_bh(&q->lock);
+
+	ib_mr_pool_destroy(q->qp, &q->qp->rdma_mrs);
+	krt_q_complete(q, &done);
+	list_for_each_entry_safe(r, rt, &data, entry) {
+		list_del_init(&r->entry);
+		krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
+			       r->pub.dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+		r->sgl = NULL;
+		r->state = KRT_SREQ_SERVICE;
+		r->data_done(&r->pub, -ECONNRESET);
+	}
+	list_for_each_entry_safe(r, rt, &replies, entry) {
+		list_del_init(&r->entry);
+		krt_sreq_release(r);
+	}
+	krt_q_unmap_bufs(q);
+	cancel_work_sync(&q->reset_work);
+}
+
+/**
+ * krt_queue_free() - free a connection's queue memory
+ * @conn: the connection; its queue is destroyed and no server request is
+ *	with a service any more (each holds a connection reference)
+ */
+void krt_queue_free(struct krt_conn *conn)
+{
+	struct krt_queue *q = conn->q;
+	u32 i;
+
+	if (!q)
+		return;
+	WARN_ON_ONCE(!q->unmapped);
+	for (i = 0; q->rbufs && i < q->depth; i++)
+		kfree(q->rbufs[i].va);
+	for (i = 0; q->slots && i < q->depth; i++)
+		kfree(q->slots[i].va);
+	for (i = 0; q->sreqs && i < q->depth; i++) {
+		kfree(q->sreqs[i].va);
+		kfree(q->sreqs[i].msg);
+	}
+	kfree(q->rbufs);
+	kfree(q->slots);
+	kfree(q->sreqs);
+	kfree(q);
+	conn->q = NULL;
+}
+
+/**
+ * krt_srv_data() - move a request's data between the client and the server
+ * @sreq: the request, with the service
+ * @bvec: the server's buffer: exactly @sreq->data_len bytes
+ * @nr_bvec: segments in @bvec
+ * @done: called once when the transfer ended (status 0 or -errno), in
+ *	softirq context or from a workqueue; the buffer is free again then
+ *
+ * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
+ * client's pages; for a client write it RDMA-READs the client's pages into
+ * the buffer.  At most one transfer per request, before krt_srv_reply().
+ * May be called from any context.
+ *
+ * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
+ * buffer with gaps or over the MR size, transfer already made),
+ * -ECONNRESET (connection gone), -ENOMEM.
+ */
+int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
+		 unsigned int nr_bvec,
+		 void (*done)(struct krt_srv_req *sreq, int status))
+{
+	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	struct krt_queue *q = r->q;
+	enum dma_data_direction dir;
+	LIST_HEAD(cdone);
+	u32 len, pages;
+	int ret;
+
+	if (sreq->dir == KRT_DATA_NONE || r->state != KRT_SREQ_SERVICE || r->sgl)
+		return -EINVAL;
+	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
+	if (ret || len != sreq->data_len || pages > q->mr_pages)
+		return -EINVAL;
+	dir = sreq->dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	spin_lock_bh(&q->lock);
+	if (q->dead) {
+		spin_unlock_bh(&q->lock);
+		return -ECONNRESET;
+	}
+	spin_unlock_bh(&q->lock);
+	ret = krt_frwr_map(q->ibdev, bvec, nr_bvec, dir, &r->sgl,
+			   in_task() ? GFP_NOIO : GFP_ATOMIC);
+	if (ret < 0)
+		return ret;
+	r->nents = ret;
+	r->nr_bvec = nr_bvec;
+	r->data_done = done;
+	ret = 0;
+
+	spin_lock_bh(&q->lock);
+	if (q->dead) {
+		ret = -ECONNRESET;
+	} else if (q->sq_avail >= KRT_WR_DATA && list_empty(&q->swait)) {
+		if (krt_sreq_post_data_locked(q, r)) {
+			/* krt_queue_destroy() calls @done */
+			r->state = KRT_SREQ_DATA_WAIT;
+			list_add_tail(&r->entry, &q->swait);
+			krt_q_reset_locked(q, "cannot post a work request");
+		}
+	} else {
+		q->stats.sq_waits++;
+		r->state = KRT_SREQ_DATA_WAIT;
+		list_add_tail(&r->entry, &q->swait);
+	}
+	spin_unlock_bh(&q->lock);
+	if (ret) {
+		krt_frwr_unmap(q->ibdev, r->sgl, nr_bvec, dir);
+		r->sgl = NULL;
+	}
+	return ret;
+}
+EXPORT_SYMBOL_GPL(krt_srv_data);
+
+/**
+ * krt_srv_reply() - answer a request; the service is done with it
+ * @sreq: the request
+ * @status: 0 or -errno, delivered as the client's @rsp_status
+ * @msg: reply message, or NULL
+ * @len: its length; over %KRT_MAX_MSG answers -EMSGSIZE without message
+ *
+ * Exactly once per request, after any krt_srv_data() completed.  If the
+ * connection is gone the answer is dropped.  May be called from any
+ * context.
+ */
+void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
+{
+	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	struct krt_queue *q = r->q;
+
+	if (WARN_ON_ONCE(r->state != KRT_SREQ_SERVICE))
+		return;
+	if (len > KRT_MAX_MSG) {
+		status = -EMSGSIZE;
+		len = 0;
+	}
+	if (msg && len)
+		memcpy(r->va + sizeof(struct krt_msg_hdr), msg, len);
+	r->rep_len = msg ? len : 0;
+	r->status = status;
+	spin_lock_bh(&q->lock);
+	if (q->dead) {
+		spin_unlock_bh(&q->lock);
+		krt_sreq_release(r);
+		return;
+	}
+	if (q->credits && q->sq_avail >= KRT_WR_REP && list_empty(&q->swait)) {
+		if (krt_sreq_post_reply_locked(q, r)) {
+			/* krt_queue_destroy() releases it */
+			r->state = KRT_SREQ_REPLY_WAIT;
+			list_add_tail(&r->entry, &q->swait);
+			krt_q_reset_locked(q, "cannot post a work request");
+		}
+	} else {
+		q->stats.credit_waits += !q->credits;
+		r->state = KRT_SREQ_REPLY_WAIT;
+		list_add_tail(&r->entry, &q->swait);
+	}
+	spin_unlock_bh(&q->lock);
+}
+EXPORT_SYMBOL_GPL(krt_srv_reply);
+
+/**
+ * krt_queue_show() - a queue's state and counters, for debugfs
+ * @q: the queue
+ * @m: the file
+ */
+void krt_queue_show(struct krt_queue *q, struct seq_file *m)
+{
+	const struct krt_qstats *st = &q->stats;
+
+	seq_printf(m, "  role: %s\n  depth: %u\n  slots: %u\n  credits: %u/%u\n",
+		   q->server ? "server" : "client", q->depth, q->nr_slots,
+		   READ_ONCE(q->credits), q->max_credits);
+	seq_printf(m, "  sq_avail: %u\n  inflight: %d\n  waiting: %u\n  zombies: %u\n",
+		   READ_ONCE(q->sq_avail), atomic_read(&q->inflight),
+		   READ_ONCE(q->nr_waiting), READ_ONCE(q->zombies));
+	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  max_inline: %u\n  send_inv: %d\n",
+		   q->max_io, q->mr_pages, q->max_inline, q->send_inv);
+	seq_printf(m, "  reqs_sent: %llu\n  reqs_done: %llu\n  reps_recv: %llu\n",
+		   st->reqs_sent, st->reqs_done, st->reps_recv);
+	seq_printf(m, "  srv_reqs: %llu\n  srv_reps: %llu\n",
+		   st->srv_reqs, st->srv_reps);
+	seq_printf(m, "  bytes_read: %llu\n  bytes_written: %llu\n",
+		   st->bytes_read, st->bytes_written);
+	seq_printf(m, "  late_replies: %llu\n  timeouts: %llu\n  malformed: %llu\n",
+		   st->late_replies, st->timeouts, st->malformed);
+	seq_printf(m, "  waits: %llu\n  credit_waits: %llu\n  sq_waits: %llu\n",
+		   st->waits, st->credit_waits, st->sq_waits);
+	seq_printf(m, "  wc_errors: %llu\n  local_inv: %llu\n  remote_inv: %llu\n",
+		   st->wc_errors, st->local_inv, st->remote_inv);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * krt: wire format of data-path messages (SEND/RECV).
+ *
+ * DOC: Message header
+ *
+ * Every message starts with &struct krt_msg_hdr (40 bytes, big endian),
+ * followed by up to %KRT_MAX_MSG bytes of payload; a message never exceeds
+ * one receive buffer (%KRT_MSG_BUF).  Requests (client to server) carry
+ * the service id, a tag the reply echoes, and for data the address, rkey
+ * and length of the client's registered buffer; replies carry the tag and
+ * the service's status.  Both carry the receive credits their sender
+ * granted since its previous message.
+ */
+#ifndef _KRT_WIRE_H
+#define _KRT_WIRE_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+#define KRT_MSG_MAGIC	0x4b52544d	/* "KRTM" */
+#define KRT_MSG_VERSION	1
+#define KRT_MSG_BUF	4096
+
+enum krt_msg_op {
+	KRT_OP_REQ = 1,		/* request, client to server */
+	KRT_OP_REP = 2,		/* reply, server to client */
+};
+
+/* header flags (requests only) */
+#define KRT_MF_READ	0x1	/* server RDMA-WRITEs into addr/rkey */
+#define KRT_MF_WRITE	0x2	/* server RDMA-READs from addr/rkey */
+#define KRT_MF_INV	0x4	/* reply with SEND_WITH_INV of rkey */
+#define KRT_MF_ALL	(KRT_MF_READ | KRT_MF_WRITE | KRT_MF_INV)
+
+/**
+ * struct krt_msg_hdr - header of every data-path message
+ * @magic: %KRT_MSG_MAGIC
+ * @version: %KRT_MSG_VERSION
+ * @opcode: enum krt_msg_op
+ * @flags: KRT_MF_* (requests), 0 in replies
+ * @len: bytes of the message, header included: equals the bytes received
+ * @credits: receive buffers the sender re-posted since its last message
+ * @service: service id (requests; echoed in replies)
+ * @tag: request tag: slot index (low 16 bits), generation (high 16 bits)
+ * @status: reply: the service's status, 0 or -errno (s32)
+ * @addr: data requests: address of the client's MR
+ * @rkey: data requests: its rkey
+ * @data_len: data requests: bytes, at most the negotiated max IO size
+ */
+struct krt_msg_hdr {
+	__be32	magic;
+	u8	version;
+	u8	opcode;
+	__be16	flags;
+	__be32	len;
+	__be16	credits;
+	__be16	service;
+	__be32	tag;
+	__be32	status;
+	__be64	addr;
+	__be32	rkey;
+	__be32	data_len;
+};
+
+static_assert(sizeof(struct krt_msg_hdr) == 40);
+static_assert(KRT_MSG_BUF - sizeof(struct krt_msg_hdr) == KRT_MAX_MSG);
+
+#endif /* _KRT_WIRE_H */
