@@ -28,7 +28,7 @@ static DEFINE_MUTEX(krt_svc_lock);	/* writers of krt_services */
 
 /**
  * krt_peer_get() - look a peer up by name and take a reference
- * @name: the name given with ``krtctl peer add`` (or ``in-<node id>``)
+ * @name: the name given with ``krtctl peer add`` (or ``in-<node id>-<pool id>``)
  *
  * Return: the peer, to be released with krt_peer_put(), or NULL.
  */

@@ -6,12 +6,13 @@
  *
  * The active side's CONNECT_REQUEST carries &struct krt_cm_req (32 bytes,
  * big endian): magic ``KRT1``, protocol version, connection index, pool
- * size, node id, queue depth, credits (receive buffers it posted), max IO
- * size.  The passive side validates every field before it allocates
- * anything; it accepts with &struct krt_cm_rep (28 bytes: its node id, the
- * depth it granted, its receive credits, the max IO size both use) or rejects
- * with &struct krt_cm_rej naming the reason (enum krt_reject_reason), which
- * the active side reports in ``conn show``, ``peer show`` and an event.
+ * size, pool id (which of the sender's pools), queue depth, node id,
+ * credits (receive buffers it posted), max IO size.  The passive side
+ * validates every field before it allocates anything; it accepts with
+ * &struct krt_cm_rep (28 bytes: its node id, the depth it granted, its
+ * receive credits, the max IO size both use) or rejects with
+ * &struct krt_cm_rej naming the reason (enum krt_reject_reason), which the
+ * active side reports in ``conn show``, ``peer show`` and an event.
  * Malformed private data is counted (debugfs ``cm``) and rejected.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -29,7 +30,7 @@ struct krt_cm_req {
 	__be16	version;
 	__be16	conn_index;
 	__be16	conn_count;
-	__be16	reserved;
+	__be16	pool_id;
 	__be32	depth;
 	__be64	node_id;
 	__be32	credits;
@@ -134,6 +135,7 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 		return krt_cm_reject(id, KRT_REJ_UNKNOWN_NODE);
 	}
 	peer = krt_pool_inbound_peer(be64_to_cpu(req->node_id),
+				     be16_to_cpu(req->pool_id),
 				     be16_to_cpu(req->conn_count),
 				     be32_to_cpu(req->depth));
 	if (!peer) {
@@ -246,6 +248,7 @@ static void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
 	req->magic = cpu_to_be32(KRT_CM_MAGIC);
 	req->version = cpu_to_be16(KRT_PROTO_VER);
 	req->conn_index = cpu_to_be16(conn->index);
+	req->pool_id = cpu_to_be16(conn->peer->pool_id);
 	req->conn_count = cpu_to_be16(max(conn->peer->nr_conns, conn->index + 1));
 	req->depth = cpu_to_be32(conn->depth);
 	req->node_id = cpu_to_be64(krt_node_id);

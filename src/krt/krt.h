@@ -157,10 +157,12 @@ struct krt_conn {
  * struct krt_peer - a remote node and the pool of connections to it
  * @ref: lifetime; krt_peers holds one reference while listed
  * @entry: in krt_peers; krt_pool_lock
- * @name: unique name (inbound peers: "in-<node id>")
+ * @name: unique name (inbound peers: "in-<node id>-<pool id>")
  * @addr: remote address and port (outbound peers)
  * @inbound: created by connections from the remote
  * @node_id: remote node id, 0 until known; krt_pool_lock
+ * @pool_id: outbound: our id for the pool, sent in private data; inbound:
+ *	the remote's; set before the peer is listed
  * @nr_conns: pool size; krt_pool_lock
  * @depth: queue depth for new connections; krt_pool_lock
  * @policy: enum krt_policy; krt_pool_lock
@@ -179,6 +181,7 @@ struct krt_peer {
 	struct sockaddr_storage	addr;
 	bool			inbound;
 	u64			node_id;
+	u16			pool_id;
 	u32			nr_conns;
 	u32			depth;
 	u32			policy;
@@ -186,7 +189,7 @@ struct krt_peer {
 	struct list_head	conns;
 	char			reason[64];
 	u32			reject;
-	spinlock_t		dp_lock;
+	spinlock_t		dp_lock;	/* @dp_conns, @dp_rr */
 	struct list_head	dp_conns;
 	u32			dp_rr;
 };
@@ -204,7 +207,8 @@ void krt_pool_destroy_wq(void);
 bool krt_pool_accept_from(const struct sockaddr_storage *src);
 bool krt_pool_check_limit(struct krt_peer *peer);
 void krt_pool_drop_empty_inbound(struct krt_peer *peer);
-struct krt_peer *krt_pool_inbound_peer(u64 node_id, u32 nr_conns, u32 depth);
+struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
+				       u32 depth);
 void krt_pool_dev_remove(struct krt_device *dev);
 int krt_listen_add(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
 int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);

@@ -12,8 +12,10 @@
  * state carry GENL_ADMIN_PERM (CAP_NET_ADMIN).  Changes are announced on
  * the "events" multicast group.
  *
- * Handlers run under genl_mutex (no parallel_ops), which also makes
- * genl_unregister_family() wait for them at unload.
+ * Handlers run in parallel (parallel_ops): each takes krt_pool_lock or
+ * krt_dev_lock for what it reads or changes, so a long KRT_CMD_TEST run
+ * does not hold up the rest of the control plane.
+ * genl_unregister_family() waits for running handlers at unload.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -728,6 +730,7 @@ static struct genl_family krt_genl_family __ro_after_init = {
 	.name		= KRT_GENL_NAME,
 	.version	= KRT_GENL_VERSION,
 	.netnsok	= false,
+	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.ops		= krt_genl_ops,
 	.n_ops		= ARRAY_SIZE(krt_genl_ops),

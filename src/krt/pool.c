@@ -8,10 +8,10 @@
  * peers are configured (``krtctl peer add``): krt opens ``conns``
  * connections to the peer's address, each with ``depth`` work requests
  * per direction.  Connections from a remote node arrive on a listener and
- * are grouped by the node id in their private data into one inbound peer,
- * named ``in-<node id>``.  Limits: ``max_conns`` in all, ``max_peer_conns``
- * per peer; with ``accept=configured`` only addresses of configured peers
- * may connect.
+ * are grouped by the node id and pool id in their private data (one
+ * inbound peer per pool of the remote), named ``in-<node id>-<pool id>``.
+ * Limits: ``max_conns`` in all, ``max_peer_conns`` per peer; with
+ * ``accept=configured`` only addresses of configured peers may connect.
  *
  * krt_pool_lock (a mutex) protects the peer and listener lists and every
  * peer and connection field marked so; it is the control plane's lock and
@@ -33,6 +33,8 @@ DEFINE_MUTEX(krt_pool_lock);
 LIST_HEAD(krt_peers);
 LIST_HEAD(krt_listeners);
 struct workqueue_struct *krt_wq;
+/* Pool id of the next outbound peer, sent in private data; krt_pool_lock. */
+static u16 krt_pool_next_id;
 /* Set at unload: no new peer or listener; krt_pool_lock. */
 static bool krt_pool_closing;
 
@@ -325,6 +327,7 @@ int krt_peer_add(const char *name, struct sockaddr_storage *addr, u32 conns,
 		goto out_unlock;
 	}
 	memcpy(&peer->addr, addr, sizeof(peer->addr));
+	peer->pool_id = ++krt_pool_next_id ?: ++krt_pool_next_id;
 	ret = krt_peer_grow_locked(peer, conns, &start);
 	if (ret)
 		goto err_undo;
@@ -505,6 +508,7 @@ bool krt_pool_check_limit(struct krt_peer *peer)
 /**
  * krt_pool_inbound_peer() - the inbound peer of a remote node, created on demand
  * @node_id: the remote's node id
+ * @pool_id: which of the remote's pools
  * @nr_conns: size of the remote's pool, from its private data
  * @depth: the remote's queue depth
  *
@@ -512,7 +516,8 @@ bool krt_pool_check_limit(struct krt_peer *peer)
  *
  * Return: the peer (listed; no extra reference), or NULL without memory.
  */
-struct krt_peer *krt_pool_inbound_peer(u64 node_id, u32 nr_conns, u32 depth)
+struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
+				       u32 depth)
 {
 	char name[KRT_PEER_NAME_MAX];
 	struct krt_peer *peer;
@@ -520,14 +525,16 @@ struct krt_peer *krt_pool_inbound_peer(u64 node_id, u32 nr_conns, u32 depth)
 	if (krt_pool_closing)
 		return NULL;
 	list_for_each_entry(peer, &krt_peers, entry)
-		if (peer->inbound && peer->node_id == node_id)
+		if (peer->inbound && peer->node_id == node_id &&
+		    peer->pool_id == pool_id)
 			goto found;
-	snprintf(name, sizeof(name), "in-%016llx", node_id);
+	snprintf(name, sizeof(name), "in-%016llx-%u", node_id, pool_id);
 	peer = krt_peer_alloc(name, depth, KRT_POLICY_RR);
 	if (!peer)
 		return NULL;
 	peer->inbound = true;
 	peer->node_id = node_id;
+	peer->pool_id = pool_id;
 	list_add_tail(&peer->entry, &krt_peers);
 found:
 	peer->nr_conns = nr_conns;

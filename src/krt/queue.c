@@ -200,7 +200,7 @@ struct krt_queue {
 	struct ib_qp		*qp;
 	struct ib_device	*ibdev;
 	u32			lkey;
-	spinlock_t		lock;
+	spinlock_t		lock;		/* see the DOC above */
 	bool			ready;
 	bool			dead;
 	bool			unmapped;
@@ -247,7 +247,8 @@ static void krt_q_reset_locked(struct krt_queue *q, const char *why)
 		return;
 	q->reset_reason = why;
 	atomic64_inc(&krt_dp_stats.resets);
-	pr_debug("%s/%u: reset: %s\n", q->conn->peer->name, q->conn->index, why);
+	pr_info_ratelimited("%s/%u: resetting the connection: %s\n",
+			    q->conn->peer->name, q->conn->index, why);
 	kref_get(&q->conn->ref);
 	if (!queue_work(krt_wq, &q->reset_work))
 		krt_conn_put(q->conn);
@@ -900,19 +901,24 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 			return;
 		}
 	}
-	if (!s->pending)
-		krt_slot_finish_locked(q, s, &done);
 	spin_unlock_bh(&q->lock);
 	if (late)
 		atomic64_inc(&krt_dp_stats.late_replies);
 
+	/*
+	 * ORDER: re-post and count the buffer before the slot is freed, so
+	 * the request that takes the slot next carries its credit; else the
+	 * server can end up a credit short for the last reply of a burst.
+	 */
 	if (krt_q_post_recv(q, rb)) {
 		krt_q_reset(q, "cannot post a receive");
-	} else {
-		spin_lock_bh(&q->lock);
-		q->grant++;
-		spin_unlock_bh(&q->lock);
+		return;
 	}
+	spin_lock_bh(&q->lock);
+	q->grant++;
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
 }
 
@@ -957,7 +963,7 @@ static void krt_q_timer(struct timer_list *t)
 {
 	struct krt_queue *q = from_timer(q, t, timer);
 	struct krt_req *req, *tmp;
-	bool reset = false;
+	const char *why = NULL;
 	LIST_HEAD(done);
 	u32 i, n = 0;
 
@@ -985,7 +991,7 @@ static void krt_q_timer(struct timer_list *t)
 		n++;
 		if (s->mr) {
 			/* the server may still touch the pages: reset */
-			reset = true;
+			why = "request with data timed out";
 			continue;
 		}
 		s->req->status = -ETIMEDOUT;
@@ -993,14 +999,14 @@ static void krt_q_timer(struct timer_list *t)
 		s->state = KRT_SLOT_ZOMBIE;
 		q->zombies++;
 		if (q->zombies > q->nr_slots / 2)
-			reset = true;
+			why = "most requests unanswered";
 	}
 	q->stats.timeouts += n;
 	spin_unlock_bh(&q->lock);
 	if (n)
 		atomic64_add(n, &krt_dp_stats.timeouts);
-	if (reset)
-		krt_q_reset(q, "request timed out");
+	if (why)
+		krt_q_reset(q, why);
 	krt_q_complete(q, &done);
 	mod_timer(&q->timer, jiffies + KRT_TICK);
 }

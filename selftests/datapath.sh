@@ -1,0 +1,270 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The data path in one guest: the node connects to its own rxe address
+# (rxe loops it back) with the test service on, and drives requests
+# through krtctl ping/xfer: integrity of FRWR READ/WRITE at odd sizes and
+# offsets, both invalidation paths, concurrency, backpressure, limits,
+# deadlines, malformed messages, teardown with requests in flight.
+. "$(dirname "$0")/lib.sh"
+
+A=""	# the rxe device's address
+
+dp() { awk -v f="$1:" '$1 == f { print $2 }' "$KRT_DBG/dp"; }
+# sum_q PEER FIELD: a queue counter summed over the peer's connections
+sum_q() {
+	awk -v p="$1/" -v f="$2:" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 }
+		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
+}
+wait_peer() {	# NAME STATE UP
+	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
+}
+# run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
+run_ok() {
+	local out=$TMPD/$1
+	shift
+	"$KRTCTL" -j "$@" > "$out" 2> "$out.err" || {
+		fail "'krtctl $*' failed: $(cat "$out" "$out.err")"
+		return 1
+	}
+}
+# run_fail OUT ARGS...: krtctl -j ARGS exits 1 (requests failed)
+run_fail() {
+	local out=$TMPD/$1 rc
+	shift
+	"$KRTCTL" -j "$@" > "$out" 2> "$out.err"
+	rc=$?
+	[ $rc -eq 1 ] || { fail "'krtctl $*' exited $rc: $(cat "$out" "$out.err")"; return 1; }
+}
+j() { jq -r ".$2" "$TMPD/$1"; }
+
+setup() {
+	load_krt test_service=1 || return 1
+	rxe_add krt_dp0 || { fail "rxe_add"; return 1; }
+	A=$(ip -4 -o addr show dev "$(awk '$1 == "krt_dp0" { print $2 }' "$TMPD/rxe")" |
+	    awk '{ sub("/.*", "", $4); print $4 }')
+	"$KRTCTL" listen add "$A" || fail "listen add"
+	"$KRTCTL" monitor > "$TMPD/events" 2>&1 &
+	KRT_BG_PIDS="${KRT_BG_PIDS:-} $!"
+	"$KRTCTL" peer add dp addr "$A" conns 4 depth 32 || fail "peer add"
+	wait_peer dp active 4 || fail "dp not 4/4: $("$KRTCTL" peer show)"
+}
+
+ping_verified() {
+	local s
+	for s in 0 1 511 4000; do
+		run_ok ping ping dp count 20 size $s || continue
+		check_eq "$(j ping ok)/$(j ping errors)/$(j ping mismatches)" "20/0/0" "ping size $s"
+	done
+	[ "$(j ping lat_p99_ns)" -gt 0 ] || fail "no latency measured"
+	[ "$(j ping lat_min_ns)" -le "$(j ping lat_p99_ns)" ] || fail "min > p99"
+	"$KRTCTL" ping dp count 3 | grep -q "3 ok, 0 errors, 0 mismatches" || fail "plain output"
+}
+
+# every size, both directions, separate pages with odd first offsets
+integrity() {
+	local op s c
+	for op in read write; do
+		for s in 1 511 4096 65537 1048576; do
+			c=6
+			run_ok x xfer dp op $op size $s count $c depth 2 || continue
+			check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "$c/0/0" "$op $s"
+			check_eq "$(j x bytes)" $((s * c)) "$op $s bytes"
+		done
+	done
+	[ "$(sum_q dp remote_inv)" -gt 0 ] || fail "no remote invalidation (SEND_WITH_INV) seen"
+}
+
+local_invalidate() {
+	local p=/sys/module/krt/parameters/remote_invalidate li0 ri0
+	li0=$(sum_q dp local_inv)
+	ri0=$(sum_q dp remote_inv)
+	echo 0 > $p
+	run_ok x xfer dp op read size 64k count 20 depth 4
+	check_eq "$(j x ok)/$(j x mismatches)" "20/0" "read with LOCAL_INV"
+	run_ok x xfer dp op write size 8193 count 20 depth 4
+	check_eq "$(j x ok)/$(j x mismatches)" "20/0" "write with LOCAL_INV"
+	echo 1 > $p
+	check_eq "$(($(sum_q dp local_inv) - li0))" 40 "LOCAL_INVs posted"
+	check_eq "$(sum_q dp remote_inv)" "$ri0" "remote invalidations while off"
+}
+
+concurrency() {
+	local d0 s0
+	d0=$(sum_q dp reqs_done)
+	s0=$(sum_q dp reqs_sent)
+	run_ok x xfer dp op write size 4k count 3000 threads 8 depth 32 || return 1
+	check_eq "$(j x ok)/$(j x errors)/$(j x mismatches)/$(j x double_completions)" "3000/0/0/0" "8 threads"
+	run_ok x xfer dp op read size 2000 count 2000 threads 8 depth 32 || return 1
+	check_eq "$(j x ok)/$(j x errors)/$(j x mismatches)/$(j x double_completions)" "2000/0/0/0" "8 threads read"
+	check_eq "$(($(sum_q dp reqs_sent) - s0))" 5000 "requests sent (debugfs)"
+	check_eq "$(($(sum_q dp reqs_done) - d0))" 5000 "requests completed (debugfs)"
+	check_eq "$("$KRTCTL" -j conn show peer dp | jq '[.[].inflight] | add')" 0 "in flight after"
+	# every connection was used (round-robin)
+	check_eq "$("$KRTCTL" -j conn show peer dp | jq length)" 4 "conns"
+	awk '/^dp\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "reqs_sent:" && $2 == 0 { bad = 1 }
+		END { exit bad }' "$KRT_DBG/conns" || fail "a connection took no request"
+}
+
+backpressure() {
+	local w0
+	"$KRTCTL" peer add bp addr "$A" conns 1 depth 4 || { fail "peer add bp"; return 1; }
+	wait_peer bp active 1 || { fail "bp not up"; return 1; }
+	run_ok x xfer bp op write size 4k count 1500 threads 8 depth 16 || return 1
+	check_eq "$(j x ok)/$(j x errors)/$(j x double_completions)" "1500/0/0" "depth 4, 8 x 16 submitters"
+	[ "$(sum_q bp waits)" -gt 0 ] || fail "nothing waited: $(cat "$KRT_DBG/conns")"
+	run_ok x ping bp count 200 size 3000
+	check_eq "$(dp rnr_errors)/$(dp wc_errors)" "0/0" "RNR / work completion errors"
+	if rdma statistic show link krt_dp0/1 > "$TMPD/hw" 2>/dev/null; then
+		for c in rcvd_rnr_err send_rnr_err; do
+			v=$(tr ' ' '\n' < "$TMPD/hw" | grep -A1 -x "$c" | tail -1)
+			[ -z "$v" ] || check_eq "$v" 0 "rxe $c"
+		done
+	fi
+	# non-blocking: refused at once with EAGAIN, the rest completes
+	w0=$(sum_q bp waits)
+	run_ok x xfer bp op write size 4k count 1000 threads 8 depth 16 nowait
+	[ "$(j x eagain)" -gt 0 ] || fail "nowait: nothing refused"
+	check_eq "$(( $(j x ok) + $(j x eagain) ))/$(j x errors)" "1000/0" "nowait: ok + EAGAIN"
+	check_eq "$(sum_q bp waits)" "$w0" "nowait requests never wait"
+	"$KRTCTL" peer del bp
+}
+
+limits() {
+	run_fail x xfer dp op read size 2M count 2
+	check_eq "$(j x first_error_name)/$(j x errors)" "Message too long/2" "2 MiB over max_io"
+	run_fail x ping dp count 1 size 5000
+	check_eq "$(j x first_error_name)" "Message too long" "ping over the message size"
+	"$KRTCTL" xfer dp op read size 17M > "$TMPD/o" 2>&1 && fail "17M accepted"
+	grep -q "Error:" "$TMPD/o" || fail "17M: $(cat "$TMPD/o")"
+	"$KRTCTL" xfer dp op write size 0 > "$TMPD/o" 2>&1 && fail "size 0 accepted"
+	grep -q "xfer needs a size" "$TMPD/o" || fail "size 0: $(cat "$TMPD/o")"
+	"$KRTCTL" xfer nosuch op read > "$TMPD/o" 2>&1 && fail "unknown peer accepted"
+	grep -q "no such peer" "$TMPD/o" || fail "unknown peer: $(cat "$TMPD/o")"
+	run_fail x ping "$("$KRTCTL" -j peer show | jq -r '[.[] | select(.direction == "inbound")][0].name')" count 1
+	check_eq "$(j x first_error_name)" "Transport endpoint is not connected" "requests to an inbound peer"
+	check_eq "$(dp malformed)" 0 "nothing malformed so far"
+}
+
+deadline_no_data() {
+	local l0 t0
+	l0=$(dp late_replies)
+	t0=$(dp timeouts)
+	echo 1 > "$KRT_DBG/fault/hold_replies"
+	run_fail x ping dp count 3 timeout 300
+	echo 0 > "$KRT_DBG/fault/hold_replies"
+	check_eq "$(j x errors)/$(j x first_error_name)" "3/Connection timed out" "held pings"
+	check_eq "$(($(dp timeouts) - t0))" 3 "timeouts counted"
+	busywait 5000 bash -c "[ \$(awk '\$1 == \"late_replies:\" { print \$2 }' $KRT_DBG/dp) = $((l0 + 3)) ]" ||
+		fail "late replies: $(dp late_replies), want $((l0 + 3))"
+	check_eq "$("$KRTCTL" -j peer show dp | jq -r '.[0].conns_up')" 4 "connections stay up" ||
+		diag "$(cat "$KRT_DBG/dp"; grep -i -e error -e disconn "$TMPD/events" | head; dmesg | grep krt: | tail -5)"
+	run_ok x ping dp count 20
+	check_eq "$(j x ok)" 20 "pings after the late replies"
+}
+
+deadline_data() {
+	local r0
+	r0=$(dp resets)
+	echo 1 > "$KRT_DBG/fault/hold_replies"
+	run_fail x xfer dp op read size 64k count 1 timeout 300
+	echo 0 > "$KRT_DBG/fault/hold_replies"
+	check_eq "$(j x errors)/$(j x first_error_name)" "1/Connection timed out" "held read"
+	check_eq "$(($(dp resets) - r0 > 0))" 1 "the connection of a timed-out data request is reset"
+	dmesg | grep -q "resetting the connection: request with data timed out" || fail "reset not logged"
+	wait_peer dp degraded 3 || fail "want 3 of 4 up: $("$KRTCTL" peer show dp)"
+	run_ok x xfer dp op read size 64k count 20 depth 4
+	check_eq "$(j x ok)" 20 "reads on the remaining connections"
+}
+
+malformed() {
+	local k m0 up pid
+	"$KRTCTL" peer add mf addr "$A" conns 8 depth 8 || { fail "peer add mf"; return 1; }
+	wait_peer mf active 8 || { fail "mf not up"; return 1; }
+	up=8
+	# requests corrupted: magic, version, length, opcode, data length, credits
+	for k in 1 2 3 4 5 6; do
+		m0=$(dp malformed)
+		echo $k > "$KRT_DBG/fault/corrupt_msg"
+		run_fail x ping mf count 1 timeout 5000
+		check_eq "$(j x first_error_name)" "Connection reset by peer" "kind $k: request fails"
+		check_eq "$(($(dp malformed) - m0))" 1 "kind $k: counted once"
+		up=$((up - 1))
+		wait_peer mf degraded $up || fail "kind $k: want $up up: $("$KRTCTL" peer show mf)"
+		run_ok x ping mf count 10
+		check_eq "$(j x ok)" 10 "kind $k: other connections unaffected"
+	done
+	# a corrupted reply is caught by the client
+	m0=$(dp malformed)
+	echo 1 > "$KRT_DBG/fault/hold_replies"
+	"$KRTCTL" -j ping mf count 1 timeout 5000 > "$TMPD/bg" 2>&1 &
+	pid=$!
+	busywait 5000 bash -c "[ \$($KRTCTL -j conn show peer mf | jq '[.[].inflight] | add') = 1 ]" ||
+		fail "request not in flight"
+	echo 3 > "$KRT_DBG/fault/corrupt_msg"
+	echo 0 > "$KRT_DBG/fault/hold_replies"
+	wait $pid
+	check_eq "$(jq -r .first_error_name "$TMPD/bg")" "Connection reset by peer" "corrupted reply fails the request"
+	check_eq "$(($(dp malformed) - m0))" 1 "corrupted reply counted"
+	check_eq "$(jq -r .double_completions "$TMPD/bg")" 0 "completed once"
+	"$KRTCTL" peer del mf
+}
+
+teardown_in_flight() {
+	local pid
+	echo 1 > "$KRT_DBG/fault/hold_replies"
+	"$KRTCTL" -j xfer dp op write size 4k count 48 threads 4 depth 16 timeout 60000 > "$TMPD/bg" 2>&1 &
+	pid=$!
+	busywait 10000 bash -c "[ \$($KRTCTL -j conn show peer dp | jq '[.[].inflight] | add') -gt 0 ]" ||
+		fail "nothing in flight"
+	"$KRTCTL" peer del dp || fail "peer del with requests in flight"
+	wait $pid
+	echo 0 > "$KRT_DBG/fault/hold_replies"
+	check_eq "$(jq -r '"\(.ok)/\(.errors)/\(.double_completions)"' "$TMPD/bg")" "0/48/0" "every request failed once"
+	check_eq "$(jq -r .first_error_name "$TMPD/bg")" "Connection reset by peer" "error of a closed pool"
+	busywait 10000 bash -c "[ \$(rdma resource show qp | grep -c 'comm \[rdma_cm\]') = 0 ]" ||
+		fail "QPs left"
+	check_eq "$(rdma resource show mr 2>/dev/null | grep -c 'comm \[krt\]')" 0 "MRs left"
+}
+
+rmmod_in_flight() {
+	local pid
+	"$KRTCTL" peer add rm addr "$A" conns 2 depth 16 || { fail "peer add"; return 1; }
+	wait_peer rm active 2 || { fail "rm not up"; return 1; }
+	echo 1 > "$KRT_DBG/fault/hold_replies"
+	"$KRTCTL" -j xfer rm op read size 16k count 16 depth 8 timeout 60000 > "$TMPD/bg" 2>&1 &
+	pid=$!
+	busywait 10000 bash -c "[ \$($KRTCTL -j conn show peer rm | jq '[.[].inflight] | add') -gt 0 ]" ||
+		fail "nothing in flight"
+	unload_krt || return 1
+	wait $pid
+	check_eq "$(jq -r '"\(.ok)/\(.errors)/\(.double_completions)"' "$TMPD/bg")" "0/16/0" "requests at rmmod"
+	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod"
+}
+
+no_service() {
+	load_krt || return 1
+	"$KRTCTL" listen add "$A" || fail "listen add"
+	"$KRTCTL" peer add ns addr "$A" conns 1 || fail "peer add"
+	wait_peer ns active 1 || { fail "ns not up"; return 1; }
+	run_fail x ping ns count 2
+	check_eq "$(j x errors)/$(j x first_error_name)" "2/Protocol not supported" "no test service loaded"
+	"$KRTCTL" peer del ns
+	unload_krt
+}
+
+ktap_plan 13
+run_case setup setup
+run_case ping_payload_verified ping_verified
+run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
+run_case local_invalidate_path local_invalidate
+run_case concurrency_8_threads_exactly_once concurrency
+run_case backpressure_depth_4_no_rnr backpressure
+run_case limits_emsgsize_enotconn limits
+run_case deadline_late_reply_discarded deadline_no_data
+run_case deadline_with_data_resets_conn deadline_data
+run_case malformed_counted_conn_reset malformed
+run_case peer_del_with_requests_in_flight teardown_in_flight
+run_case rmmod_with_requests_in_flight rmmod_in_flight
+run_case unknown_service_answered no_service
+ktap_finish
