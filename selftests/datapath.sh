@@ -104,6 +104,15 @@ concurrency() {
 	check_eq "$("$KRTCTL" -j conn show peer dp | jq length)" 4 "conns"
 	awk '/^dp\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "reqs_sent:" && $2 == 0 { bad = 1 }
 		END { exit bad }' "$KRT_DBG/conns" || fail "a connection took no request"
+	# the fewest-in-flight policy spreads a burst over every connection too
+	"$KRTCTL" peer set dp policy min-inflight || fail "policy min-inflight"
+	s0=$(awk '/^dp\// { q = 1; n++; next } /^[^ ]/ { q = 0 } q && $1 == "reqs_sent:" { print n, $2 }' "$KRT_DBG/conns")
+	run_ok x xfer dp op read size 4k count 800 threads 4 depth 16
+	check_eq "$(j x ok)/$(j x double_completions)" "800/0" "min-inflight"
+	awk -v before="$s0" 'BEGIN { n = split(before, b, "\n"); for (i = 1; i <= n; i++) { split(b[i], f, " "); was[f[1]] = f[2] } }
+		/^dp\// { q = 1; c++; next } /^[^ ]/ { q = 0 } q && $1 == "reqs_sent:" && $2 == was[c] { bad = 1 }
+		END { exit bad }' "$KRT_DBG/conns" || fail "min-inflight left a connection idle"
+	"$KRTCTL" peer set dp policy rr
 }
 
 backpressure() {
@@ -114,7 +123,7 @@ backpressure() {
 	check_eq "$(j x ok)/$(j x errors)/$(j x double_completions)" "1500/0/0" "depth 4, 8 x 16 submitters"
 	[ "$(sum_q bp waits)" -gt 0 ] || fail "nothing waited: $(cat "$KRT_DBG/conns")"
 	run_ok x ping bp count 200 size 3000
-	check_eq "$(dp rnr_errors)/$(dp wc_errors)" "0/0" "RNR / work completion errors"
+	check_eq "$(dp rnr_errors)/$(dp wc_errors)/$(dp resets)" "0/0/0" "RNR, work completion errors, resets"
 	if rdma statistic show link krt_dp0/1 > "$TMPD/hw" 2>/dev/null; then
 		for c in rcvd_rnr_err send_rnr_err; do
 			v=$(tr ' ' '\n' < "$TMPD/hw" | grep -A1 -x "$c" | tail -1)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Allocation failures injected into krt's control paths (failslab with
+# Allocation failures injected into krt's control and submit paths (failslab with
 # fail-nth, so only the request's own system call fails): every failure is
 # returned as an error, nothing half-created stays, nothing leaks (kmemleak
 # is scanned by run_tests.sh after this test), nothing oopses.
@@ -21,7 +21,7 @@ capable() {
 
 setup() {
 	capable || return $?
-	load_krt || return 1
+	load_krt test_service=1 || return 1
 	rxe_add krt_fs0 || { fail "rxe_add"; return 1; }
 	A=$(ip -4 -o addr show dev "$(awk '$1 == "krt_fs0" { print $2 }' "$TMPD/rxe")" |
 	    awk '{ sub("/.*", "", $4); print $4 }')
@@ -95,9 +95,41 @@ peer_set() {
 		fail "QPs left: $(qps)"
 }
 
-ktap_plan 4
+# xfer with one thread runs its submissions in krtctl's own task, so
+# fail-nth reaches the test run's setup and krt_submit() alike: each run
+# succeeds, or fails cleanly with its errors counted.
+submit() {
+	capable || return $?
+	local n out rc
+	"$KRTCTL" listen add "$A" || { fail "listen add"; return 1; }
+	"$KRTCTL" peer add sb addr "$A" conns 2 depth 8 || { fail "peer add"; return 1; }
+	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show sb | jq -r '.[0].conns_up')\" = 2 ]" ||
+		{ fail "pool not up"; return 1; }
+	for n in $(seq 1 60); do
+		out=$(KRTCTL_FAIL_NTH=$n "$KRTCTL" -j xfer sb op write size 64k count 4 depth 2 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			diag "xfer: first run without a failure at fail-nth $n"
+			break
+		fi
+		if ! grep -q "^Error: " <<< "$out"; then
+			check_eq "$(jq -r '"\(.ok + .errors)/\(.double_completions)/\(.mismatches)"' <<< "$out")" \
+				"4/0/0" "fail-nth $n: every request accounted for"
+		fi
+		[ -z "$_case_err" ] || return 1
+	done
+	out=$("$KRTCTL" -j xfer sb op read size 64k count 20 depth 4) || fail "xfer after the sweep: $out"
+	check_eq "$("$KRTCTL" -j conn show peer sb | jq '[.[].inflight] | add')" 0 "in flight after the sweep"
+	"$KRTCTL" peer del sb
+	"$KRTCTL" listen del "$A"
+	busywait 10000 bash -c "[ \$(rdma resource show qp | grep -c 'comm \[rdma_cm\]') = 0 ]" ||
+		fail "QPs left: $(qps)"
+}
+
+ktap_plan 5
 run_case setup setup
 run_case listen_add_under_failslab listen_add
 run_case peer_add_under_failslab peer_add
 run_case peer_set_under_failslab peer_set
+run_case submit_under_failslab submit
 ktap_finish

@@ -3,7 +3,8 @@
 #
 # Two guests joined by an rxe link (scripts/vm -n 2 --rxe): each node's krt
 # tracks its rxe device, RDMA traffic crosses the link, and krt pools come
-# up between the nodes; node1 runs with accept=configured.
+# up between the nodes; node1 runs with accept=configured; verified
+# requests and zero-copy RDMA READ/WRITE cross the link both ways.
 . "$(dirname "$0")/lib.sh"
 
 barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" 180 || { fail "barrier $1"; return 1; }; }
@@ -20,9 +21,9 @@ wait_inbound_up() {	# UP
 
 node_device() {
 	if [ "$KRT_NODE" = 1 ]; then
-		load_krt accept=configured || return 1
+		load_krt accept=configured test_service=1 || return 1
 	else
-		load_krt || return 1
+		load_krt test_service=1 || return 1
 	fi
 	check_eq "$(dev_field rxe0 state)" usable "rxe0 on node$KRT_NODE"
 	[ -d "$KRT_DBG/rxe0" ] || fail "no debugfs folder for rxe0"
@@ -98,6 +99,51 @@ pools_both_ways() {
 	barrier resized
 }
 
+# xfer_ok NAME ARGS...: krtctl -j xfer/ping succeeds with every request ok
+xfer_ok() {
+	local want=$1 out
+	shift
+	out=$("$KRTCTL" -j "$@" 2>&1) || { fail "'krtctl $*': $out"; return 1; }
+	check_eq "$(jq -r '"\(.ok)/\(.errors)/\(.mismatches)/\(.double_completions)"' <<< "$out")" \
+		"$want/0/0/0" "krtctl $*"
+	diag "node$KRT_NODE: $* -> $(jq -r '"\(.ok) ok, p99 \(.lat_p99_ns / 1000 | floor) us, \(.bytes / (.elapsed_ns / 1e9) / 1048576 | floor) MiB/s"' <<< "$out")"
+}
+
+# sum over the inbound peers' connections of a queue counter (debugfs)
+srv_sum() {
+	awk -v f="$1:" '/^in-/ { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == f { s += $2 } END { print s + 0 }' \
+		"$KRT_DBG/conns"
+}
+
+data_between_guests() {
+	local s0
+	s0=$(srv_sum srv_reqs)
+	barrier data_start || return 1
+	if [ "$KRT_NODE" = 0 ]; then
+		"$KRTCTL" peer set n1 conns 4 || fail "grow n1 to 4"
+		wait_peer_up n1 4 || fail "n1 not 4/4 again"
+		xfer_ok 50 ping n1 count 50 size 1000
+		xfer_ok 8 xfer n1 op read size 1M count 8 depth 2
+		xfer_ok 8 xfer n1 op write size 1M count 8 depth 2
+		xfer_ok 40 xfer n1 op write size 65537 count 40 depth 4 threads 2
+		xfer_ok 800 xfer n1 op read size 4k count 800 threads 8 depth 16
+	else
+		xfer_ok 50 ping n0 count 50 size 4000
+		xfer_ok 20 xfer n0 op read size 64k count 20 depth 4
+		xfer_ok 20 xfer n0 op write size 511 count 20 depth 4
+	fi
+	barrier data_done || return 1
+	# what each node served is what the other asked for
+	if [ "$KRT_NODE" = 0 ]; then
+		check_eq "$(($(srv_sum srv_reqs) - s0))" 90 "requests served by node0"
+	else
+		check_eq "$(($(srv_sum srv_reqs) - s0))" 906 "requests served by node1"
+	fi
+	check_eq "$(awk '$1 == "malformed:" { print $2 }' "$KRT_DBG/dp")" 0 "malformed messages"
+	check_eq "$(awk '$1 == "wc_errors:" { print $2 }' "$KRT_DBG/dp")" 0 "work completion errors"
+	barrier data_checked
+}
+
 teardown() {
 	barrier teardown || return 1
 	if [ "$KRT_NODE" = 0 ]; then
@@ -111,10 +157,11 @@ teardown() {
 	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod on node$KRT_NODE"
 }
 
-ktap_plan 5
+ktap_plan 6
 run_case node_device node_device
 run_case rdma_traffic_between_guests rdma_traffic
 run_case reject_reported_on_active_side rejected_unknown_node
 run_case pools_between_guests pools_both_ways
+run_case data_between_guests data_between_guests
 run_case teardown_and_rmmod teardown
 ktap_finish

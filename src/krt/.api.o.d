@@ -416,6 +416,10 @@ api.o: /work/main/src/krt/api.c \
  /usr/src/linux-headers-6.1.0-57-common/arch/x86/include/asm/module.h \
  /usr/src/linux-headers-6.1.0-57-common/include/asm-generic/module.h \
  /usr/src/linux-headers-6.1.0-57-common/arch/x86/include/asm/orc_types.h \
+ /usr/src/linux-headers-6.1.0-57-common/include/linux/slab.h \
+ /usr/src/linux-headers-6.1.0-57-common/include/linux/percpu-refcount.h \
+ /usr/src/linux-headers-6.1.0-57-common/include/linux/kasan.h \
+ /usr/src/linux-headers-6.1.0-57-common/include/linux/kasan-enabled.h \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/sched/clock.h \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/wait_bit.h \
  /work/main/src/krt/krt.h \
@@ -484,10 +488,6 @@ api.o: /work/main/src/krt/api.c \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/fs_types.h \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/mount.h \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/mnt_idmapping.h \
- /usr/src/linux-headers-6.1.0-57-common/include/linux/slab.h \
- /usr/src/linux-headers-6.1.0-57-common/include/linux/percpu-refcount.h \
- /usr/src/linux-headers-6.1.0-57-common/include/linux/kasan.h \
- /usr/src/linux-headers-6.1.0-57-common/include/linux/kasan-enabled.h \
  /usr/src/linux-headers-6.1.0-57-common/include/uapi/linux/fs.h \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/quota.h \
  /usr/src/linux-headers-6.1.0-57-common/include/uapi/linux/dqblk_xfs.h \

@@ -6,8 +6,8 @@
  *
  * krt_submit() checks a request, picks a connection among the peer's
  * active outbound ones by the peer's policy (round-robin, or the fewest
- * requests in flight), DMA-maps the buffer for that connection's device
- * and hands the request to the connection's queue.  If the connection
+ * requests in flight) and hands the request to the connection's queue,
+ * which DMA-maps the buffer for its device.  If the connection
  * stopped taking requests meanwhile, the next one is tried.  The peer's
  * dp_lock (a spinlock) protects its list of such connections; a
  * connection joins it when it becomes active and leaves it when it fails
@@ -19,6 +19,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/sched/clock.h>
 #include <linux/wait_bit.h>
 #include "krt.h"
@@ -181,7 +182,7 @@ int krt_submit(struct krt_peer *peer, struct krt_req *req)
 {
 	struct krt_conn *conn;
 	u32 pages = 0, try;
-	int ret, nents;
+	int ret;
 
 	ret = krt_req_check(req, &pages);
 	if (ret)
@@ -206,26 +207,19 @@ int krt_submit(struct krt_peer *peer, struct krt_req *req)
 			return -EMSGSIZE;
 		}
 		if (req->dir != KRT_DATA_NONE) {
-			nents = krt_frwr_map(conn->dev->ibdev, req->bvec, req->nr_bvec,
-					     req->dir == KRT_DATA_READ ?
-					     DMA_FROM_DEVICE : DMA_TO_DEVICE,
-					     &req->krt_sgl,
-					     in_task() ? GFP_NOIO : GFP_ATOMIC);
-			if (nents < 0) {
+			req->krt_sgl = krt_frwr_sg(req->bvec, req->nr_bvec,
+						   in_task() ? GFP_NOIO : GFP_ATOMIC);
+			if (!req->krt_sgl) {
 				krt_conn_put(conn);
-				return nents;
+				return -ENOMEM;
 			}
-			req->krt_nents = nents;
 		}
 		req->krt_conn = conn;
-		/* the request keeps the reference until it completes */
+		/* maps the buffer; the request keeps the reference until done */
 		ret = krt_queue_submit(conn->q, req);
 		if (!ret)
 			return 0;
-		if (req->krt_sgl)
-			krt_frwr_unmap(conn->dev->ibdev, req->krt_sgl, req->nr_bvec,
-				       req->dir == KRT_DATA_READ ?
-				       DMA_FROM_DEVICE : DMA_TO_DEVICE);
+		kfree(req->krt_sgl);
 		req->krt_sgl = NULL;
 		req->krt_conn = NULL;
 		krt_conn_put(conn);

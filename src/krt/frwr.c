@@ -70,44 +70,51 @@ int krt_frwr_check(const struct bio_vec *bv, unsigned int nr, u32 *len,
 }
 
 /**
- * krt_frwr_map() - DMA-map a buffer for a device
- * @ibdev: the device
+ * krt_frwr_sg() - a scatterlist of a buffer's segments
  * @bv: the segments, checked by krt_frwr_check()
  * @nr: their number
- * @dir: DMA direction
- * @sglp: set to the scatterlist, to be passed to krt_frwr_unmap()
  * @gfp: allocation flags
  *
- * Return: the number of mapped entries (at least 1), or -ENOMEM, -EIO.
+ * Return: the scatterlist (free it with kfree() unless mapped), or NULL.
  */
-int krt_frwr_map(struct ib_device *ibdev, struct bio_vec *bv, unsigned int nr,
-		 enum dma_data_direction dir, struct scatterlist **sglp,
-		 gfp_t gfp)
+struct scatterlist *krt_frwr_sg(const struct bio_vec *bv, unsigned int nr, gfp_t gfp)
 {
 	struct scatterlist *sgl;
 	unsigned int i;
-	int nents;
 
 	sgl = kmalloc_array(nr, sizeof(*sgl), gfp);
 	if (!sgl)
-		return -ENOMEM;
+		return NULL;
 	sg_init_table(sgl, nr);
 	for (i = 0; i < nr; i++)
 		sg_set_page(&sgl[i], bv[i].bv_page, bv[i].bv_len, bv[i].bv_offset);
-	nents = ib_dma_map_sg(ibdev, sgl, nr, dir);
-	if (!nents) {
-		kfree(sgl);
-		return -EIO;
-	}
-	*sglp = sgl;
-	return nents;
+	return sgl;
 }
 
 /**
- * krt_frwr_unmap() - undo krt_frwr_map()
+ * krt_frwr_map() - DMA-map a scatterlist for a device
+ * @ibdev: the device; caller makes sure it stays (queue lock, QP not
+ *	drained)
+ * @sgl: from krt_frwr_sg()
+ * @nr: its entries
+ * @dir: DMA direction
+ *
+ * Return: the number of mapped entries (at least 1), or -EIO; the
+ * scatterlist stays allocated either way.
+ */
+int krt_frwr_map(struct ib_device *ibdev, struct scatterlist *sgl, unsigned int nr,
+		 enum dma_data_direction dir)
+{
+	int nents = ib_dma_map_sg(ibdev, sgl, nr, dir);
+
+	return nents ? nents : -EIO;
+}
+
+/**
+ * krt_frwr_unmap() - undo krt_frwr_map() and free the scatterlist
  * @ibdev: the device
- * @sgl: the scatterlist
- * @nr: segments given to krt_frwr_map()
+ * @sgl: the scatterlist, or NULL
+ * @nr: entries given to krt_frwr_map()
  * @dir: DMA direction given to krt_frwr_map()
  */
 void krt_frwr_unmap(struct ib_device *ibdev, struct scatterlist *sgl,

@@ -20,7 +20,7 @@
 #include <uapi/linux/krt.h>
 #include <krt/krt.h>
 
-#define KRT_VERSION	"0.1.0"
+#define KRT_VERSION	"0.2.0"
 
 /**
  * struct krt_dev_caps - what krt needs to know of a device's limits
@@ -317,9 +317,9 @@ void krt_srv_req_release(struct krt_srv_req *sreq);
 /* frwr.c: fast registration of page lists */
 int krt_frwr_check(const struct bio_vec *bv, unsigned int nr, u32 *len,
 		   u32 *pages);
-int krt_frwr_map(struct ib_device *ibdev, struct bio_vec *bv, unsigned int nr,
-		 enum dma_data_direction dir, struct scatterlist **sglp,
-		 gfp_t gfp);
+struct scatterlist *krt_frwr_sg(const struct bio_vec *bv, unsigned int nr, gfp_t gfp);
+int krt_frwr_map(struct ib_device *ibdev, struct scatterlist *sgl, unsigned int nr,
+		 enum dma_data_direction dir);
 void krt_frwr_unmap(struct ib_device *ibdev, struct scatterlist *sgl,
 		    unsigned int nr, enum dma_data_direction dir);
 int krt_frwr_reg(struct ib_mr *mr, struct scatterlist *sgl, int nents,

@@ -1239,11 +1239,13 @@ void krt_queue_stop(struct krt_queue *q)
 /**
  * krt_queue_submit() - post a request or queue it
  * @q: the queue of an active outbound connection
- * @req: checked and DMA-mapped by krt_submit(); holds a connection reference
+ * @req: checked by krt_submit(), its scatterlist built; holds a connection
+ *	reference
  *
  * Return: 0 (the request completes through @req->done), -ESHUTDOWN when
  * the queue stopped taking requests, -EAGAIN when (NOWAIT) it is full,
- * -EBUSY when too many requests wait.  On error the request is not queued.
+ * -EBUSY when too many requests wait, -EIO when the buffer cannot be
+ * DMA-mapped.  On error the request is not queued and not mapped.
  */
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 {
@@ -1255,6 +1257,15 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 		ret = -ESHUTDOWN;
 		goto out_unlock;
 	}
+	if (req->krt_sgl) {
+		/* ORDER: under the lock of a ready queue: the device is there */
+		ret = krt_frwr_map(q->ibdev, req->krt_sgl, req->nr_bvec,
+				   krt_req_dma_dir(req->dir));
+		if (ret < 0)
+			goto out_unlock;
+		req->krt_nents = ret;
+		ret = 0;
+	}
 	atomic_inc(&q->inflight);
 	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
 		ret = krt_q_post_req_locked(q, req);
@@ -1263,23 +1274,28 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 			krt_q_reset_locked(q, "cannot post a work request");
 		}
 		if (ret)
-			atomic_dec(&q->inflight);
+			goto out_undo;
 		goto out_unlock;
 	}
 	if (req->flags & KRT_REQ_NOWAIT) {
-		atomic_dec(&q->inflight);
 		ret = -EAGAIN;
-		goto out_unlock;
+		goto out_undo;
 	}
 	if (q->nr_waiting >= READ_ONCE(krt_backlog)) {
-		atomic_dec(&q->inflight);
 		atomic64_inc(&krt_dp_stats.backlog_full);
 		ret = -EBUSY;
-		goto out_unlock;
+		goto out_undo;
 	}
 	q->stats.waits++;
 	q->nr_waiting++;
 	list_add_tail(&req->krt_entry, &q->waiting);
+	goto out_unlock;
+
+out_undo:
+	atomic_dec(&q->inflight);
+	if (req->krt_sgl)
+		ib_dma_unmap_sg(q->ibdev, req->krt_sgl, req->nr_bvec,
+				krt_req_dma_dir(req->dir));
 out_unlock:
 	spin_unlock_bh(&q->lock);
 	return ret;
@@ -1373,7 +1389,8 @@ void krt_queue_destroy(struct krt_conn *conn)
 		krt_sreq_release(r);
 	}
 	krt_q_unmap_bufs(q);
-	cancel_work_sync(&q->reset_work);
+	if (cancel_work_sync(&q->reset_work))
+		krt_conn_put(q->conn);		/* the reset's reference */
 }
 
 /**
@@ -1428,7 +1445,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
 	struct krt_queue *q = r->q;
 	enum dma_data_direction dir;
-	LIST_HEAD(cdone);
+	struct scatterlist *sgl;
 	u32 len, pages;
 	int ret;
 
@@ -1438,25 +1455,29 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	if (ret || len != sreq->data_len || pages > q->mr_pages)
 		return -EINVAL;
 	dir = sreq->dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	sgl = krt_frwr_sg(bvec, nr_bvec, in_task() ? GFP_NOIO : GFP_ATOMIC);
+	if (!sgl)
+		return -ENOMEM;
+
 	spin_lock_bh(&q->lock);
 	if (q->dead) {
 		spin_unlock_bh(&q->lock);
+		kfree(sgl);
 		return -ECONNRESET;
 	}
-	spin_unlock_bh(&q->lock);
-	ret = krt_frwr_map(q->ibdev, bvec, nr_bvec, dir, &r->sgl,
-			   in_task() ? GFP_NOIO : GFP_ATOMIC);
-	if (ret < 0)
+	/* ORDER: under the lock of a live queue: the device is there */
+	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
+	if (ret < 0) {
+		spin_unlock_bh(&q->lock);
+		kfree(sgl);
 		return ret;
+	}
+	r->sgl = sgl;
 	r->nents = ret;
 	r->nr_bvec = nr_bvec;
 	r->data_done = done;
 	ret = 0;
-
-	spin_lock_bh(&q->lock);
-	if (q->dead) {
-		ret = -ECONNRESET;
-	} else if (q->sq_avail >= KRT_WR_DATA && list_empty(&q->swait)) {
+	if (q->sq_avail >= KRT_WR_DATA && list_empty(&q->swait)) {
 		if (krt_sreq_post_data_locked(q, r)) {
 			/* krt_queue_destroy() calls @done */
 			r->state = KRT_SREQ_DATA_WAIT;
@@ -1469,11 +1490,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		list_add_tail(&r->entry, &q->swait);
 	}
 	spin_unlock_bh(&q->lock);
-	if (ret) {
-		krt_frwr_unmap(q->ibdev, r->sgl, nr_bvec, dir);
-		r->sgl = NULL;
-	}
-	return ret;
+	return 0;
 }
 EXPORT_SYMBOL_GPL(krt_srv_data);
 

@@ -569,8 +569,14 @@ int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 			goto out_threads;
 	}
 	t0 = local_clock();
+	/*
+	 * One thread runs in the caller, so fault injection aimed at the
+	 * caller (fail-nth) reaches the submit path too.
+	 */
 	for (i = 0; i < args->threads; i++) {
-		task = kthread_run(krt_tthr_fn, &thr[i], "krt-test/%u", i);
+		task = args->threads > 1 ?
+		       kthread_run(krt_tthr_fn, &thr[i], "krt-test/%u", i) :
+		       ERR_PTR(-EAGAIN);
 		if (IS_ERR(task)) {
 			/* run it here instead: every request still runs */
 			krt_tthr_fn(&thr[i]);
