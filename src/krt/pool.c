@@ -390,13 +390,8 @@ void krt_pool_drop_empty_inbound(struct krt_peer *peer)
  */
 int krt_peer_del(const char *name, struct netlink_ext_ack *extack)
 {
-	struct krt_peer *peer;
+	struct krt_peer *peer = krt_peer_get(name);
 
-	mutex_lock(&krt_pool_lock);
-	peer = krt_peer_find_locked(name);
-	if (peer)
-		kref_get(&peer->ref);
-	mutex_unlock(&krt_pool_lock);
 	if (!peer) {
 		NL_SET_ERR_MSG_MOD(extack, "no such peer");
 		return -ENOENT;

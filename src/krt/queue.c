@@ -608,6 +608,7 @@ static void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	q->sq_avail += KRT_WR_REP;
 	krt_q_kick_locked(q, &done);
 	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
 	krt_sreq_release(r);
 }
 
@@ -638,6 +639,7 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	r->state = KRT_SREQ_SERVICE;
 	krt_q_kick_locked(q, &done);
 	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
 	krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
 		       r->pub.dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
 	r->sgl = NULL;
@@ -1008,7 +1010,9 @@ static void krt_q_timer(struct timer_list *t)
 	if (why)
 		krt_q_reset(q, why);
 	krt_q_complete(q, &done);
-	mod_timer(&q->timer, jiffies + KRT_TICK);
+	/* a dead queue is destroyed soon: krt_queue_destroy() ends requests */
+	if (!READ_ONCE(q->dead))
+		mod_timer(&q->timer, jiffies + KRT_TICK);
 }
 
 /* ---- setup and teardown ---- */
