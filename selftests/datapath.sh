@@ -195,7 +195,7 @@ malformed() {
 	for k in 1 2 3 4 5 6; do
 		m0=$(dp malformed)
 		echo $k > "$KRT_DBG/fault/corrupt_msg"
-		run_fail x ping mf count 1 timeout 5000
+		run_fail x ping mf count 1 timeout 60000
 		check_eq "$(j x first_error_name)" "Connection reset by peer" "kind $k: request fails"
 		check_eq "$(($(dp malformed) - m0))" 1 "kind $k: counted once"
 		up=$((up - 1))
@@ -206,7 +206,7 @@ malformed() {
 	# a corrupted reply is caught by the client
 	m0=$(dp malformed)
 	echo 1 > "$KRT_DBG/fault/hold_replies"
-	"$KRTCTL" -j ping mf count 1 timeout 5000 > "$TMPD/bg" 2>&1 &
+	"$KRTCTL" -j ping mf count 1 timeout 60000 > "$TMPD/bg" 2>&1 &
 	pid=$!
 	busywait 5000 bash -c "[ \$($KRTCTL -j conn show peer mf | jq '[.[].inflight] | add') = 1 ]" ||
 		fail "request not in flight"

@@ -15,7 +15,7 @@ gone_after_unload() {
 
 cycles_no_device() {
 	local i
-	for i in $(seq 20); do
+	for i in $(seq "${KRT_LOAD_CYCLES:-20}"); do
 		load_krt || return 1
 		[ -f "$KRT_DBG/version" ] || fail "cycle $i: no $KRT_DBG/version"
 		"$KRTCTL" dev show > /dev/null || fail "cycle $i: dev show failed"
@@ -27,7 +27,7 @@ cycles_no_device() {
 cycles_with_device() {
 	local i
 	rxe_add krt_ml0 || { fail "rxe_add"; return 1; }
-	for i in $(seq 20); do
+	for i in $(seq "${KRT_LOAD_CYCLES:-20}"); do
 		load_krt || return 1
 		[ -d "$KRT_DBG/krt_ml0" ] || fail "cycle $i: no debugfs folder for krt_ml0"
 		check_eq "$(rdma_res_count pd)" 1 "cycle $i: krt PDs with one device"
@@ -47,7 +47,7 @@ version_matches() {
 }
 
 ktap_plan 3
-run_case load_unload_20_no_device cycles_no_device
-run_case load_unload_20_with_rxe cycles_with_device
+run_case "load_unload_${KRT_LOAD_CYCLES:-20}_no_device" cycles_no_device
+run_case "load_unload_${KRT_LOAD_CYCLES:-20}_with_rxe" cycles_with_device
 run_case version version_matches
 ktap_finish

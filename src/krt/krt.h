@@ -274,6 +274,7 @@ struct krt_qstats {
 	u64	reps_recv;
 	u64	srv_reqs;
 	u64	srv_reps;
+	u64	deferred;
 	u64	bytes_read;
 	u64	bytes_written;
 	u64	late_replies;

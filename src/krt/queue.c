@@ -14,7 +14,10 @@
  *   generation that changes on every use, so a stale reply is recognised.
  * - on the server (inbound) side, ``depth`` server requests: a request is
  *   copied out of its receive buffer (which is posted again at once) and
- *   lives until the SEND of its reply completes.
+ *   lives until the SEND of its reply completes.  The client may reuse its
+ *   slot before that completion is polled here, so a request can find
+ *   every server request taken: it then stays in its receive buffer, not
+ *   re-posted (its credit stays taken), until one is released.
  *
  * Credits: a side may send a message only while it holds a credit, one
  * per receive buffer the other side has posted for it.  Every message
@@ -104,6 +107,8 @@ struct krt_rbuf {
 	struct krt_queue	*q;
 	void			*va;
 	u64			dma;
+	struct list_head	entry;		/* q->deferred; q->lock */
+	u32			bytes;
 };
 
 struct krt_slot {
@@ -186,6 +191,7 @@ struct krt_sreq {
  * @free_slots: q->lock
  * @sfree: free server requests; q->lock
  * @swait: server requests waiting for room; q->lock
+ * @deferred: received requests waiting for a free server request; q->lock
  * @inflight: requests submitted and not completed
  * @slots: @depth request slots (client)
  * @sreqs: @depth server requests (server)
@@ -221,6 +227,7 @@ struct krt_queue {
 	struct list_head	free_slots;
 	struct list_head	sfree;
 	struct list_head	swait;
+	struct list_head	deferred;
 	atomic_t		inflight;
 	struct krt_slot		*slots;
 	struct krt_sreq		*sreqs;
@@ -559,19 +566,33 @@ static void krt_sreq_put_locked(struct krt_queue *q, struct krt_sreq *r)
 	list_add_tail(&r->entry, &q->sfree);
 }
 
-/* The service is done with @r: let it go, outside q->lock. */
+static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
+			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes);
+
+/*
+ * The service is done with @r: let it go, and give it to a request that
+ * waits for one.  Outside q->lock.
+ */
 static void krt_sreq_release(struct krt_sreq *r)
 {
 	struct krt_queue *q = r->q;
 	struct krt_service *svc = r->svc;
 	struct krt_conn *conn = q->conn;
+	struct krt_rbuf *rb = NULL;
 
 	spin_lock_bh(&q->lock);
-	krt_sreq_put_locked(q, r);
+	if (!q->dead && !list_empty(&q->deferred)) {
+		rb = list_first_entry(&q->deferred, struct krt_rbuf, entry);
+		list_del_init(&rb->entry);
+	} else {
+		krt_sreq_put_locked(q, r);
+	}
 	spin_unlock_bh(&q->lock);
 	r->svc = NULL;
 	if (svc)
 		krt_service_put(svc);
+	if (rb)
+		krt_q_serve(q, r, rb, rb->va, rb->bytes);
 	krt_conn_put(conn);		/* the server request's */
 }
 
@@ -787,22 +808,39 @@ static const char *krt_q_check_hdr(struct krt_queue *q, const struct krt_msg_hdr
 	return NULL;
 }
 
+/*
+ * A request arrived.  A server request is free unless replies whose SEND
+ * completion is not yet polled still hold theirs (the client may already
+ * have reused its slot): then the buffer waits, not re-posted, so its
+ * credit stays taken, until krt_sreq_release() frees one.
+ */
 static void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 			   const struct krt_msg_hdr *h, u32 bytes)
 {
-	u16 flags = be16_to_cpu(h->flags);
-	struct krt_service *svc;
-	struct krt_sreq *r;
+	struct krt_sreq *r = NULL;
 
 	spin_lock_bh(&q->lock);
-	r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
-	if (r)
+	if (list_empty(&q->deferred))
+		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
+	if (r) {
 		list_del_init(&r->entry);
-	spin_unlock_bh(&q->lock);
-	if (!r) {
-		krt_q_malformed(q, "more requests than credits");
-		return;
+	} else {
+		rb->bytes = bytes;
+		list_add_tail(&rb->entry, &q->deferred);
+		q->stats.deferred++;
 	}
+	spin_unlock_bh(&q->lock);
+	if (r)
+		krt_q_serve(q, r, rb, h, bytes);
+}
+
+/* Copy a request into @r, re-post its buffer, hand it to its service. */
+static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
+			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes)
+{
+	u16 flags = be16_to_cpu(h->flags);
+	struct krt_service *svc;
+
 	r->tag = be32_to_cpu(h->tag);
 	r->pub.service = be16_to_cpu(h->service);
 	r->pub.node_id = q->conn->peer->node_id;
@@ -1135,6 +1173,7 @@ int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	INIT_LIST_HEAD(&q->free_slots);
 	INIT_LIST_HEAD(&q->sfree);
 	INIT_LIST_HEAD(&q->swait);
+	INIT_LIST_HEAD(&q->deferred);
 	INIT_WORK(&q->reset_work, krt_q_reset_work);
 	timer_setup(&q->timer, krt_q_timer, 0);
 	q->server = conn->inbound;
@@ -1565,8 +1604,8 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 		   q->max_io, q->mr_pages, q->max_inline, q->send_inv);
 	seq_printf(m, "  reqs_sent: %llu\n  reqs_done: %llu\n  reps_recv: %llu\n",
 		   st->reqs_sent, st->reqs_done, st->reps_recv);
-	seq_printf(m, "  srv_reqs: %llu\n  srv_reps: %llu\n",
-		   st->srv_reqs, st->srv_reps);
+	seq_printf(m, "  srv_reqs: %llu\n  srv_reps: %llu\n  deferred: %llu\n",
+		   st->srv_reqs, st->srv_reps, st->deferred);
 	seq_printf(m, "  bytes_read: %llu\n  bytes_written: %llu\n",
 		   st->bytes_read, st->bytes_written);
 	seq_printf(m, "  late_replies: %llu\n  timeouts: %llu\n  malformed: %llu\n",
