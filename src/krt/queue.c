@@ -314,6 +314,12 @@ static enum dma_data_direction krt_req_dma_dir(enum krt_data_dir dir)
 	return dir == KRT_DATA_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 }
 
+/* The server's buffer moves the other way from the client's. */
+static enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir)
+{
+	return dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
 /* Fill a message header in @buf.  Caller holds q->lock. */
 static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
 			   u16 flags, u32 len, u16 service, u32 tag, s32 status)
@@ -662,7 +668,7 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
 	krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
-		       r->pub.dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+		       krt_sreq_dma_dir(r->pub.dir));
 	r->sgl = NULL;
 	r->data_done(&r->pub, status);
 }
@@ -1422,7 +1428,7 @@ void krt_queue_destroy(struct krt_conn *conn)
 	list_for_each_entry_safe(r, rt, &data, entry) {
 		list_del_init(&r->entry);
 		krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
-			       r->pub.dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+			       krt_sreq_dma_dir(r->pub.dir));
 		r->sgl = NULL;
 		r->state = KRT_SREQ_SERVICE;
 		r->data_done(&r->pub, -ECONNRESET);
@@ -1497,7 +1503,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
 	if (ret || len != sreq->data_len || pages > q->mr_pages)
 		return -EINVAL;
-	dir = sreq->dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	dir = krt_sreq_dma_dir(sreq->dir);
 	sgl = krt_frwr_sg(bvec, nr_bvec, in_task() ? GFP_NOIO : GFP_ATOMIC);
 	if (!sgl)
 		return -ENOMEM;
