@@ -40,12 +40,13 @@ fail() {
 # the case by calling fail or by returning non-zero; returning 4 skips it
 # (only for a capability the kernel lacks: say which with diag).
 run_case() {
-	local name=$1 rc
+	local name=$1 rc t0=$SECONDS
 	shift
 	_case_err=""
 	_ktap_num=$((_ktap_num + 1))
 	"$@"
 	rc=$?
+	diag "$name: $((SECONDS - t0)) s"
 	if [ $rc -eq $KSFT_SKIP ] && [ -z "$_case_err" ]; then
 		echo "ok $_ktap_num $name # SKIP"
 		_ktap_skip=$((_ktap_skip + 1))

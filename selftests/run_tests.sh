@@ -47,6 +47,8 @@ for t in "$@"; do
 			sed 's/^/# kmemleak: /' "$kml" | head -40
 			f=$((f + 1))
 			rc=1
+		else
+			echo "# $t: kmemleak scan: nothing attributed to krt"
 		fi
 		echo clear > "$kml"
 	fi

@@ -195,7 +195,7 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 					  id->device->attrs.max_qp_rd_atom);
 	param.initiator_depth = param.responder_resources;
 	param.rnr_retry_count = 7;
-	ret = rdma_accept(id, &param);
+	ret = krt_fault_connect() ? -ENOMEM : rdma_accept(id, &param);
 	if (ret) {
 		reason = KRT_REJ_NO_RESOURCES;
 		goto err_reject;
@@ -292,7 +292,7 @@ static int krt_cm_route_resolved(struct krt_conn *conn, struct rdma_cm_id *id)
 	param.initiator_depth = id->device->attrs.max_qp_init_rd_atom;
 	param.retry_count = 7;
 	param.rnr_retry_count = 7;
-	ret = rdma_connect_locked(id, &param);
+	ret = krt_fault_connect() ? -ENOMEM : rdma_connect_locked(id, &param);
 	if (ret)
 		krt_conn_fail(conn, "rdma_connect failed");
 	return 0;
@@ -400,7 +400,8 @@ int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(id, KRT_RESOLVE_TIMEOUT_MS))
+		if (krt_fault_connect() ||
+		    rdma_resolve_route(id, KRT_RESOLVE_TIMEOUT_MS))
 			krt_conn_fail(conn, "route resolution failed to start");
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:

@@ -47,7 +47,7 @@ struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound)
 {
 	struct krt_conn *conn;
 
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	conn = krt_fault_connect() ? NULL : kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		return NULL;
 	conn->ctx = KRT_CM_CONN;
@@ -111,8 +111,9 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 				  (dev->caps.max_cqe - 2) / 4));
 	vec = dev->caps.comp_vectors ? conn->index % dev->caps.comp_vectors : 0;
 	/* send and receive completions share one CQ, +1 each for the drain */
-	cq = ib_alloc_cq(dev->ibdev, conn, 4 * conn->depth + 2, vec,
-			 IB_POLL_SOFTIRQ);
+	cq = krt_fault_connect() ? ERR_PTR(-ENOMEM) :
+		ib_alloc_cq(dev->ibdev, conn, 4 * conn->depth + 2, vec,
+			    IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq)) {
 		ret = PTR_ERR(cq);
 		goto err_put;
@@ -128,7 +129,7 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = dev->caps.max_inline;
-	ret = rdma_create_qp(id, dev->pd, &attr);
+	ret = krt_fault_connect() ? -ENOMEM : rdma_create_qp(id, dev->pd, &attr);
 	if (ret)
 		goto err_cq;
 	ret = krt_queue_create(conn, id, dev, attr.cap.max_inline_data);
@@ -287,8 +288,9 @@ void krt_conn_start(struct krt_conn *conn)
 	struct rdma_cm_id *id;
 	int ret;
 
-	id = rdma_create_id(&init_net, krt_cm_handler, conn, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = krt_fault_connect() ? ERR_PTR(-ENOMEM) :
+		rdma_create_id(&init_net, krt_cm_handler, conn, RDMA_PS_TCP,
+			       IB_QPT_RC);
 	if (IS_ERR(id)) {
 		krt_conn_fail(conn, "cannot create a cm id");
 		return;
@@ -299,8 +301,9 @@ void krt_conn_start(struct krt_conn *conn)
 	krt_conn_set_state(conn, KRT_CONN_CONNECTING, NULL);
 	mutex_unlock(&krt_pool_lock);
 
-	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&conn->peer->addr,
-				KRT_RESOLVE_TIMEOUT_MS);
+	ret = krt_fault_connect() ? -ENOMEM :
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&conn->peer->addr,
+				  KRT_RESOLVE_TIMEOUT_MS);
 	if (ret)
 		krt_conn_fail(conn, "address resolution failed to start");
 }

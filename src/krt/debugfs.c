@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/fs.h>
 #include <linux/seq_file.h>
 #include "krt.h"
@@ -28,6 +29,43 @@ u32 krt_fault_cm_req;
 u32 krt_fault_corrupt_msg;
 
 static struct dentry *krt_dbg_root;
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * Fault knob fault/connect/ (the kernel's fault_attr files: probability,
+ * space, times, ...): fail the allocations and verbs of the connect and
+ * accept paths, which run in rdma_cm's workers where failslab's
+ * per-task fail-nth cannot reach.  space=N fails the N-th point.
+ */
+static DECLARE_FAULT_ATTR(krt_fault_connect_attr);
+
+/**
+ * krt_fault_connect() - whether to fail this connect-path step
+ *
+ * Return: true when the step is to fail as if out of memory.
+ */
+bool krt_fault_connect(void)
+{
+	return should_fail(&krt_fault_connect_attr, 1);
+}
+
+/*
+ * Fault knob fault/register/: fail memory registration steps of either
+ * side (scatterlist allocation, DMA mapping, ib_map_mr_sg) from any
+ * context, the server's softirq included.
+ */
+static DECLARE_FAULT_ATTR(krt_fault_register_attr);
+
+/**
+ * krt_fault_register() - whether to fail this registration step
+ *
+ * Return: true when the step is to fail.
+ */
+bool krt_fault_register(void)
+{
+	return should_fail(&krt_fault_register_attr, 1);
+}
+#endif
 
 struct krt_dbg_attr {
 	const char *name;
@@ -278,6 +316,13 @@ void krt_debugfs_init(void)
 	debugfs_create_u32("cm_req", 0600, fault, &krt_fault_cm_req);
 	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fault_corrupt_msg);
 	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_dbg_hold_fops);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	/* quiet by default: fail-nth sweeps pass through these points too */
+	krt_fault_connect_attr.verbose = 0;
+	krt_fault_register_attr.verbose = 0;
+	fault_create_debugfs_attr("connect", fault, &krt_fault_connect_attr);
+	fault_create_debugfs_attr("register", fault, &krt_fault_register_attr);
+#endif
 }
 
 void krt_debugfs_exit(void)

@@ -82,7 +82,7 @@ struct scatterlist *krt_frwr_sg(const struct bio_vec *bv, unsigned int nr, gfp_t
 	struct scatterlist *sgl;
 	unsigned int i;
 
-	sgl = kmalloc_array(nr, sizeof(*sgl), gfp);
+	sgl = krt_fault_register() ? NULL : kmalloc_array(nr, sizeof(*sgl), gfp);
 	if (!sgl)
 		return NULL;
 	sg_init_table(sgl, nr);
@@ -105,7 +105,7 @@ struct scatterlist *krt_frwr_sg(const struct bio_vec *bv, unsigned int nr, gfp_t
 int krt_frwr_map(struct ib_device *ibdev, struct scatterlist *sgl, unsigned int nr,
 		 enum dma_data_direction dir)
 {
-	int nents = ib_dma_map_sg(ibdev, sgl, nr, dir);
+	int nents = krt_fault_register() ? 0 : ib_dma_map_sg(ibdev, sgl, nr, dir);
 
 	return nents ? nents : -EIO;
 }
@@ -143,7 +143,7 @@ int krt_frwr_reg(struct ib_mr *mr, struct scatterlist *sgl, int nents,
 {
 	int n;
 
-	n = ib_map_mr_sg(mr, sgl, nents, NULL, PAGE_SIZE);
+	n = krt_fault_register() ? 0 : ib_map_mr_sg(mr, sgl, nents, NULL, PAGE_SIZE);
 	if (n != nents)
 		return -EIO;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));

@@ -370,6 +370,21 @@ bool krt_test_holding(void);
 extern bool krt_fault_mask_frwr;
 extern u32 krt_fault_cm_req;
 extern u32 krt_fault_corrupt_msg;
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool krt_fault_connect(void);
+bool krt_fault_register(void);
+#else
+/* debugfs fault/connect and fault/register need fault injection */
+static inline bool krt_fault_connect(void)
+{
+	return false;
+}
+
+static inline bool krt_fault_register(void)
+{
+	return false;
+}
+#endif
 
 void krt_debugfs_init(void);
 void krt_debugfs_exit(void);

@@ -164,7 +164,7 @@ static struct krt_peer *krt_peer_alloc(const char *name, u32 depth, u32 policy)
 {
 	struct krt_peer *peer;
 
-	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	peer = krt_fault_connect() ? NULL : kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return NULL;
 	kref_init(&peer->ref);

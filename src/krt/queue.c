@@ -151,7 +151,8 @@ struct krt_sreq {
 	s32			status;
 	u32			rep_len;
 	int			data_status;
-	struct ib_mr		*mr;
+	struct ib_mr		*mr;		/* registered by krt_srv_data() */
+	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
 	struct scatterlist	*sgl;
 	int			nents;
 	unsigned int		nr_bvec;
@@ -502,12 +503,14 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	q->credits--;
 	if (req->krt_sgl) {
 		s->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
-		ret = krt_frwr_reg(s->mr, req->krt_sgl, req->krt_nents, &reg,
-				   req->dir == KRT_DATA_READ ?
-				   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
-				   IB_ACCESS_REMOTE_READ);
+		ret = !s->mr ? -EBUSY :
+			krt_frwr_reg(s->mr, req->krt_sgl, req->krt_nents, &reg,
+				     req->dir == KRT_DATA_READ ?
+				     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
+				     IB_ACCESS_REMOTE_READ);
 		if (ret) {
-			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+			if (s->mr)
+				ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
 			s->mr = NULL;
 			q->sq_avail += KRT_WR_REQ;
 			q->credits++;
@@ -673,23 +676,19 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	r->data_done(&r->pub, status);
 }
 
+/*
+ * Post a server request's REG_MR (built by krt_srv_data()), RDMA transfer
+ * and fenced LOCAL_INV.  Return: 0, or ib_post_send()'s error (nothing
+ * posted: the caller resets the connection).
+ */
 static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 {
 	struct ib_rdma_wr rdma = {};
 	struct ib_send_wr inv;
-	struct ib_reg_wr reg;
 	struct ib_sge sge;
-	int ret;
 
-	r->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
-	ret = krt_frwr_reg(r->mr, r->sgl, r->nents, &reg, IB_ACCESS_LOCAL_WRITE);
-	if (ret) {
-		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
-		r->mr = NULL;
-		return ret;
-	}
-	reg.wr.wr_cqe = &r->data_cqe;
-	reg.wr.next = &rdma.wr;
+	r->reg.wr.wr_cqe = &r->data_cqe;
+	r->reg.wr.next = &rdma.wr;
 	sge.addr = r->mr->iova;
 	sge.length = r->pub.data_len;
 	sge.lkey = r->mr->lkey;
@@ -706,7 +705,7 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 	q->sq_avail -= KRT_WR_DATA;
 	r->state = KRT_SREQ_DATA;
 	r->data_status = 0;
-	return ib_post_send(q->qp, &reg.wr, NULL);
+	return ib_post_send(q->qp, &r->reg.wr, NULL);
 }
 
 /*
@@ -1063,7 +1062,7 @@ static void krt_q_timer(struct timer_list *t)
 
 static void *krt_q_buf(struct krt_queue *q, u64 *dma, enum dma_data_direction dir)
 {
-	void *va = kzalloc(KRT_MSG_BUF, GFP_KERNEL);
+	void *va = krt_fault_connect() ? NULL : kzalloc(KRT_MSG_BUF, GFP_KERNEL);
 
 	if (!va)
 		return NULL;
@@ -1167,7 +1166,7 @@ int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	int ret;
 
 	krt_queue_free(conn);
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	q = krt_fault_connect() ? NULL : kzalloc(sizeof(*q), GFP_KERNEL);
 	if (!q)
 		return -ENOMEM;
 	q->conn = conn;
@@ -1197,12 +1196,13 @@ int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	ret = krt_q_alloc_bufs(q);
 	if (ret)
 		goto err_bufs;
-	ret = ib_mr_pool_init(id->qp, &id->qp->rdma_mrs, q->depth,
-			      IB_MR_TYPE_MEM_REG, pages, 0);
+	ret = krt_fault_connect() ? -ENOMEM :
+		ib_mr_pool_init(id->qp, &id->qp->rdma_mrs, q->depth,
+				IB_MR_TYPE_MEM_REG, pages, 0);
 	if (ret)
 		goto err_bufs;
 	for (i = 0; i < q->depth; i++) {
-		ret = krt_q_post_recv(q, &q->rbufs[i]);
+		ret = krt_fault_connect() ? -ENOMEM : krt_q_post_recv(q, &q->rbufs[i]);
 		if (ret)
 			goto err_mrs;
 	}
@@ -1485,7 +1485,8 @@ void krt_queue_free(struct krt_conn *conn)
  *
  * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
  * buffer with gaps or over the MR size, transfer already made),
- * -ECONNRESET (connection gone), -ENOMEM.
+ * -ECONNRESET (connection gone), -ENOMEM, -EIO or -EBUSY (the buffer
+ * could not be registered; the connection stays up).
  */
 int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 unsigned int nr_bvec,
@@ -1521,8 +1522,24 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		kfree(sgl);
 		return ret;
 	}
-	r->sgl = sgl;
+	/*
+	 * Register now, so that a registration failure is the caller's
+	 * error, not a reason to reset the connection when it is posted
+	 * later.  A server request holds at most one of depth MRs.
+	 */
 	r->nents = ret;
+	r->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+	ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
+				   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
+	if (ret) {
+		if (r->mr)
+			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
+		r->mr = NULL;
+		krt_frwr_unmap(q->ibdev, sgl, nr_bvec, dir);
+		spin_unlock_bh(&q->lock);
+		return ret;
+	}
+	r->sgl = sgl;
 	r->nr_bvec = nr_bvec;
 	r->data_done = done;
 	ret = 0;

@@ -4,6 +4,7 @@
  * acks with extended error messages (printed as "Error: <msg>.").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -131,22 +132,44 @@ static int error_cb(const struct nlmsghdr *nlh, void *data)
  * Test hook: with KRTCTL_FAIL_NTH=N set, make the N-th fault-injection
  * point (failslab) of the request's own system call fail, through
  * /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION kernels only).
+ * fail_nth_done() tells whether the request got that far: when it did
+ * not, it disarms the hook and says "fail-nth N not reached" on stderr,
+ * which is how a sweep knows it has passed every allocation.
  */
+static int fail_nth_fd = -1;
+
 static void fail_nth_arm(void)
 {
 	const char *n = getenv("KRTCTL_FAIL_NTH");
-	FILE *f;
 
 	if (!n || !*n)
 		return;
-	f = fopen("/proc/thread-self/fail-nth", "w");
-	if (!f) {
+	/* opened before arming: the open's own allocations do not count */
+	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fail_nth_fd < 0 || pwrite(fail_nth_fd, n, strlen(n), 0) < 0)
 		fprintf(stderr, "krtctl: KRTCTL_FAIL_NTH: %s\n", strerror(errno));
-		return;
-	}
-	fputs(n, f);
-	fclose(f);
 }
+
+static void fail_nth_done(void)
+{
+	int saved = errno;
+	char left[16] = "";
+
+	if (fail_nth_fd < 0)
+		return;
+	/* a count left over means the request made fewer allocations */
+	if (pread(fail_nth_fd, left, sizeof(left) - 1, 0) > 0 && atoi(left) > 0) {
+		if (pwrite(fail_nth_fd, "0", 1, 0) < 0)
+			fprintf(stderr, "krtctl: KRTCTL_FAIL_NTH: %s\n", strerror(errno));
+		fprintf(stderr, "krtctl: fail-nth %s not reached\n",
+			getenv("KRTCTL_FAIL_NTH"));
+	}
+	close(fail_nth_fd);
+	fail_nth_fd = -1;
+	errno = saved;
+}
+
+static int nl_answers(struct krtctl *k, u32 seq, mnl_cb_t cb, void *data);
 
 struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags)
 {
@@ -170,13 +193,25 @@ struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags)
 int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	u32 seq = nlh->nlmsg_seq;
-	int printed = 0, ret;
-	ssize_t n;
+	int ret;
 
 	if (nlh->nlmsg_type == k->family)
 		fail_nth_arm();
-	if (mnl_socket_sendto(k->nl, nlh, nlh->nlmsg_len) < 0)
+	if (mnl_socket_sendto(k->nl, nlh, nlh->nlmsg_len) < 0) {
+		fail_nth_done();
 		return -1;
+	}
+	ret = nl_answers(k, seq, cb, data);
+	fail_nth_done();
+	return ret;
+}
+
+/* read the answers to request @seq until its ack or the end of a dump */
+static int nl_answers(struct krtctl *k, u32 seq, mnl_cb_t cb, void *data)
+{
+	int printed = 0, ret;
+	ssize_t n;
+
 	do {
 		n = mnl_socket_recvfrom(k->nl, k->buf, NL_BUF_SIZE);
 		if (n < 0)
