@@ -16,9 +16,6 @@ sum_q() {
 	awk -v p="$1/" -v f="$2:" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 }
 		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
 }
-wait_peer() {	# NAME STATE UP
-	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
-}
 # run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
 run_ok() {
 	local out=$TMPD/$1

@@ -98,6 +98,12 @@ busywait() {
 
 krt_loaded() { [ -d /sys/module/krt ]; }
 
+# wait_peer NAME STATE UP [MS]: until the peer is in STATE with UP
+# connections up (default 30 s)
+wait_peer() {
+	busywait "${4:-30000}" bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
+}
+
 load_krt() {
 	modprobe -q rdma_cm || { fail "modprobe rdma_cm"; return 1; }
 	krt_loaded && return 0

@@ -27,10 +27,6 @@ krt_qps() {
 	done
 	echo $n
 }
-# wait_peer NAME STATE UP: until the peer is in STATE with UP connections up
-wait_peer() {
-	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
-}
 
 listeners() {
 	"$KRTCTL" -j listen show | jq -e --arg a "$A" '.[] | select(.addr == $a and .port == 7471)' > /dev/null ||

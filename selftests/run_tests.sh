@@ -17,6 +17,18 @@ pass=0 fail=0 skip=0 n=0
 kml=/sys/kernel/debug/kmemleak
 [ -w "$kml" ] && echo clear > "$kml"	# boot-time reports are not ours
 
+# What a test killed at its timeout leaves (its rxe links and dummy
+# interfaces, krt loaded) would fail the tests after it: clear it.
+scrub() {
+	local l
+	rdma link show 2> /dev/null | awk '$NF ~ /^krtd/ { sub("/.*", "", $2); print $2 }' |
+		while read -r l; do rdma link del "$l"; done
+	ip -o link show 2> /dev/null | awk -F': ' '$2 ~ /^krtd/ { sub("@.*", "", $2); print $2 }' |
+		while read -r l; do ip link del "$l"; done
+	[ -d /sys/module/krt ] && rmmod krt 2> /dev/null
+	return 0
+}
+
 echo "TAP version 13"
 echo "1..$#"
 for t in "$@"; do
@@ -55,6 +67,7 @@ for t in "$@"; do
 	if [ $rc -eq 124 ]; then
 		echo "# $t: timed out after ${timeout_s}s"
 		f=$((f + 1))
+		scrub
 	elif [ $rc -ne 0 ] && [ $rc -ne 4 ] && [ "$f" -eq 0 ]; then
 		echo "# $t: exited $rc without a failing case"
 		f=$((f + 1))

@@ -12,9 +12,7 @@ peer_json() { "$KRTCTL" -j peer show "$1" | jq -r ".[0].$2"; }
 inbound_json() {
 	"$KRTCTL" -j peer show | jq -r "[.[] | select(.direction == \"inbound\")][0].$1 // \"\""
 }
-wait_peer_up() {	# NAME UP
-	busywait 60000 bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = 'active $2' ]"
-}
+wait_peer_up() { wait_peer "$1" active "$2" 60000; }	# NAME UP
 wait_inbound_up() {	# UP
 	busywait 60000 bash -c "[ \"\$($KRTCTL -j peer show | jq -r '[.[] | select(.direction == \"inbound\")][0] | .state + \" \" + (.conns_up|tostring)')\" = 'active $1' ]"
 }

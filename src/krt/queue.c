@@ -1608,6 +1608,20 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 }
 EXPORT_SYMBOL_GPL(krt_srv_reply);
 
+/* the counters of struct krt_qstats, in the order debugfs shows them */
+#define KRT_QSTAT(f) { #f, offsetof(struct krt_qstats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} krt_qstat_fields[] = {
+	KRT_QSTAT(reqs_sent), KRT_QSTAT(reqs_done), KRT_QSTAT(reps_recv),
+	KRT_QSTAT(srv_reqs), KRT_QSTAT(srv_reps), KRT_QSTAT(deferred),
+	KRT_QSTAT(bytes_read), KRT_QSTAT(bytes_written),
+	KRT_QSTAT(late_replies), KRT_QSTAT(timeouts), KRT_QSTAT(malformed),
+	KRT_QSTAT(waits), KRT_QSTAT(credit_waits), KRT_QSTAT(sq_waits),
+	KRT_QSTAT(wc_errors), KRT_QSTAT(local_inv), KRT_QSTAT(remote_inv),
+};
+
 /**
  * krt_queue_show() - a queue's state and counters, for debugfs
  * @q: the queue
@@ -1616,6 +1630,7 @@ EXPORT_SYMBOL_GPL(krt_srv_reply);
 void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 {
 	const struct krt_qstats *st = &q->stats;
+	size_t i;
 
 	seq_printf(m, "  role: %s\n  depth: %u\n  slots: %u\n  credits: %u/%u\n",
 		   q->server ? "server" : "client", q->depth, q->nr_slots,
@@ -1625,16 +1640,9 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 		   READ_ONCE(q->nr_waiting), READ_ONCE(q->zombies));
 	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  max_inline: %u\n  send_inv: %d\n",
 		   q->max_io, q->mr_pages, q->max_inline, q->send_inv);
-	seq_printf(m, "  reqs_sent: %llu\n  reqs_done: %llu\n  reps_recv: %llu\n",
-		   st->reqs_sent, st->reqs_done, st->reps_recv);
-	seq_printf(m, "  srv_reqs: %llu\n  srv_reps: %llu\n  deferred: %llu\n",
-		   st->srv_reqs, st->srv_reps, st->deferred);
-	seq_printf(m, "  bytes_read: %llu\n  bytes_written: %llu\n",
-		   st->bytes_read, st->bytes_written);
-	seq_printf(m, "  late_replies: %llu\n  timeouts: %llu\n  malformed: %llu\n",
-		   st->late_replies, st->timeouts, st->malformed);
-	seq_printf(m, "  waits: %llu\n  credit_waits: %llu\n  sq_waits: %llu\n",
-		   st->waits, st->credit_waits, st->sq_waits);
-	seq_printf(m, "  wc_errors: %llu\n  local_inv: %llu\n  remote_inv: %llu\n",
-		   st->wc_errors, st->local_inv, st->remote_inv);
+	/* every counter is in the table */
+	BUILD_BUG_ON(ARRAY_SIZE(krt_qstat_fields) != sizeof(*st) / sizeof(u64));
+	for (i = 0; i < ARRAY_SIZE(krt_qstat_fields); i++)
+		seq_printf(m, "  %s: %llu\n", krt_qstat_fields[i].name,
+			   *(const u64 *)((const char *)st + krt_qstat_fields[i].off));
 }

@@ -414,8 +414,9 @@ static int krt_tthr_fn(void *data)
 	int ret;
 
 	while (submitted < t->count || t->inflight) {
-		wait_event(t->wq, !list_empty_careful(&t->done) ||
-			   (submitted < t->count && !list_empty(&t->free)));
+		/* idle, not uninterruptible: a long run is no hung task */
+		wait_event_idle(t->wq, !list_empty_careful(&t->done) ||
+				(submitted < t->count && !list_empty(&t->free)));
 		spin_lock_bh(&t->lock);
 		list_splice_init(&t->done, &done);
 		spin_unlock_bh(&t->lock);
@@ -582,8 +583,9 @@ int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 			krt_tthr_fn(&thr[i]);
 		}
 	}
+	/* bounded by count and deadlines; idle so long runs are no hung task */
 	for (i = 0; i < args->threads; i++)
-		wait_for_completion(&thr[i].exited);
+		wait_for_completion_state(&thr[i].exited, TASK_IDLE);
 	res->elapsed_ns = local_clock() - t0;
 	krt_trun_latency(&run);
 	ret = 0;

@@ -5,6 +5,7 @@
  * any error or mismatch.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/krt.h>
@@ -22,25 +23,41 @@ static u64 a64(const struct nlattr **tb, int type)
 	return tb[type] ? mnl_attr_get_u64(tb[type]) : 0;
 }
 
+/* the u64 results: attribute, JSON key (in output order), field */
+#define TEST_U64(a, k, f) { a, k, offsetof(struct test_out, f) }
+static const struct {
+	int attr;
+	const char *key;
+	size_t off;
+} test_u64s[] = {
+	TEST_U64(KRT_A_TEST_OK, "ok", ok),
+	TEST_U64(KRT_A_TEST_ERRORS, "errors", errors),
+	TEST_U64(KRT_A_TEST_MISMATCHES, "mismatches", mismatches),
+	TEST_U64(KRT_A_TEST_DOUBLE, "double_completions", dbl),
+	TEST_U64(KRT_A_TEST_EAGAIN, "eagain", eagain),
+	TEST_U64(KRT_A_TEST_BYTES, "bytes", bytes),
+	TEST_U64(KRT_A_TEST_ELAPSED_NS, "elapsed_ns", ns),
+	TEST_U64(KRT_A_TEST_LAT_MIN_NS, "lat_min_ns", lmin),
+	TEST_U64(KRT_A_TEST_LAT_AVG_NS, "lat_avg_ns", lavg),
+	TEST_U64(KRT_A_TEST_LAT_P99_NS, "lat_p99_ns", lp99),
+	TEST_U64(KRT_A_TEST_LAT_MAX_NS, "lat_max_ns", lmax),
+};
+
+static u64 *test_u64(struct test_out *o, size_t i)
+{
+	return (u64 *)((char *)o + test_u64s[i].off);
+}
+
 static int test_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct test_out *o = data;
-	const struct nlattr **tb = o->tb;
+	size_t i;
 
 	nl_parse_attrs(nlh, o->tb, KRT_A_TEST_MAX);
 	o->got = true;
-	o->ok = a64(tb, KRT_A_TEST_OK);
-	o->errors = a64(tb, KRT_A_TEST_ERRORS);
-	o->mismatches = a64(tb, KRT_A_TEST_MISMATCHES);
-	o->dbl = a64(tb, KRT_A_TEST_DOUBLE);
-	o->bytes = a64(tb, KRT_A_TEST_BYTES);
-	o->ns = a64(tb, KRT_A_TEST_ELAPSED_NS);
-	o->lmin = a64(tb, KRT_A_TEST_LAT_MIN_NS);
-	o->lavg = a64(tb, KRT_A_TEST_LAT_AVG_NS);
-	o->lp99 = a64(tb, KRT_A_TEST_LAT_P99_NS);
-	o->lmax = a64(tb, KRT_A_TEST_LAT_MAX_NS);
-	o->eagain = a64(tb, KRT_A_TEST_EAGAIN);
-	o->first_error = attr_u32(tb, KRT_A_TEST_FIRST_ERROR);
+	for (i = 0; i < ARRAY_SIZE(test_u64s); i++)
+		*test_u64(o, i) = a64(o->tb, test_u64s[i].attr);
+	o->first_error = attr_u32(o->tb, KRT_A_TEST_FIRST_ERROR);
 	return MNL_CB_OK;
 }
 
@@ -85,6 +102,7 @@ static void test_print(struct test_out *o, const char *peer, u32 op, u32 count)
 {
 	double secs = o->ns / 1e9;
 	struct jw w;
+	size_t i;
 
 	if (krtctl.json) {
 		jw_init(&w, stdout, krtctl.pretty);
@@ -95,17 +113,8 @@ static void test_print(struct test_out *o, const char *peer, u32 op, u32 count)
 		jw_uint(&w, "size", attr_u32(o->tb, KRT_A_TEST_SIZE));
 		jw_uint(&w, "depth", attr_u32(o->tb, KRT_A_TEST_DEPTH));
 		jw_uint(&w, "threads", attr_u32(o->tb, KRT_A_TEST_THREADS));
-		jw_uint(&w, "ok", o->ok);
-		jw_uint(&w, "errors", o->errors);
-		jw_uint(&w, "mismatches", o->mismatches);
-		jw_uint(&w, "double_completions", o->dbl);
-		jw_uint(&w, "eagain", o->eagain);
-		jw_uint(&w, "bytes", o->bytes);
-		jw_uint(&w, "elapsed_ns", o->ns);
-		jw_uint(&w, "lat_min_ns", o->lmin);
-		jw_uint(&w, "lat_avg_ns", o->lavg);
-		jw_uint(&w, "lat_p99_ns", o->lp99);
-		jw_uint(&w, "lat_max_ns", o->lmax);
+		for (i = 0; i < ARRAY_SIZE(test_u64s); i++)
+			jw_uint(&w, test_u64s[i].key, *test_u64(o, i));
 		jw_uint(&w, "first_error", o->first_error);
 		jw_str(&w, "first_error_name", o->first_error ? strerror((int)o->first_error) : "");
 		jw_end_obj(&w);
