@@ -31,7 +31,7 @@ struct krt_peer;
 struct krt_conn;
 
 /* Largest request or reply message (inline payload), in bytes. */
-#define KRT_MAX_MSG		4056
+#define KRT_MAX_MSG		4048
 
 /* Service ids 1..15 exist; 1 is krt's own test service. */
 #define KRT_MAX_SERVICES	16
@@ -51,6 +51,7 @@ enum krt_data_dir {
 
 /* &struct krt_req flags */
 #define KRT_REQ_NOWAIT		0x1	/* -EAGAIN instead of waiting for room */
+#define KRT_REQ_NORETRY		0x2	/* fail with -ECONNRESET, never re-send */
 
 /**
  * struct krt_req - one request of a client, owned by the caller
@@ -70,7 +71,12 @@ enum krt_data_dir {
  *	from a workqueue; must not sleep
  * @priv: the caller's
  * @status: 0 if the service answered (see @rsp_status), else -ETIMEDOUT
- *	(deadline passed), -ECONNRESET (connection lost), -ENOMEM, -EIO
+ *	(deadline passed), -ENOTCONN (no connection came up within the
+ *	peer's loss_timeout), -ECONNRESET (%KRT_REQ_NORETRY and its
+ *	connection failed, or re-sent too often), -ESHUTDOWN (peer deleted or
+ *	module unloading), -EIO
+ * @id: set by krt_submit(): the request's id, the same on every re-send;
+ *	a service sees it as &krt_srv_req.req_id
  * @rsp_status: the service's status from the reply (0 or -errno)
  * @rsp_len: reply message length; more than @rsp_max means truncated
  * @krt_entry: private to krt
@@ -79,6 +85,8 @@ enum krt_data_dir {
  * @krt_nents: private to krt
  * @krt_deadline: private to krt
  * @krt_start: private to krt
+ * @krt_peer: private to krt
+ * @krt_sends: private to krt
  */
 struct krt_req {
 	u16			service;
@@ -98,6 +106,7 @@ struct krt_req {
 	int			status;
 	int			rsp_status;
 	u32			rsp_len;
+	u64			id;
 
 	struct list_head	krt_entry;
 	struct krt_conn		*krt_conn;
@@ -105,12 +114,22 @@ struct krt_req {
 	int			krt_nents;
 	unsigned long		krt_deadline;
 	u64			krt_start;
+	struct krt_peer		*krt_peer;
+	u32			krt_sends;
 };
 
 /**
  * struct krt_srv_req - one request as a service sees it
  * @service: the service id
- * @node_id: the client's node id
+ * @node_id: the node id the client claimed when it connected: it tells
+ *	connections of one client apart, it does not authenticate it (any
+ *	host that reaches a listener may claim any id; krt only refuses a
+ *	second address for the id, pool and index of a live connection)
+ * @req_id: the client's id of the request, the same on every re-send
+ * @resent: the client sent this request before, on a connection that
+ *	failed: its first reply may have been lost, or the first copy may
+ *	never have arrived.  A service that must not execute a request twice
+ *	remembers (node_id, req_id) of what it executed.
  * @msg: request message; valid until the reply
  * @msg_len: its length
  * @dir: enum krt_data_dir, from the client's point of view
@@ -120,6 +139,8 @@ struct krt_req {
 struct krt_srv_req {
 	u16			service;
 	u64			node_id;
+	u64			req_id;
+	bool			resent;
 	const void		*msg;
 	u32			msg_len;
 	enum krt_data_dir	dir;

@@ -7,11 +7,25 @@
  * krt_submit() checks a request, picks a connection among the peer's
  * active outbound ones by the peer's policy (round-robin, or the fewest
  * requests in flight) and hands the request to the connection's queue,
- * which DMA-maps the buffer for its device.  If the connection
- * stopped taking requests meanwhile, the next one is tried.  The peer's
- * dp_lock (a spinlock) protects its list of such connections; a
- * connection joins it when it becomes active and leaves it when it fails
+ * which DMA-maps the buffer for its device when a slot takes it.  If the
+ * connection stopped taking requests meanwhile, the next one is tried.
+ * The peer's dp_lock (a spinlock) protects its list of such connections;
+ * a connection joins it when it becomes active and leaves it when it fails
  * or closes, before its queue is destroyed.
+ *
+ * DOC: Failover
+ *
+ * When a connection fails, its queue is drained and its MRs destroyed
+ * (no late RDMA can reach the pages any more), then every request it held
+ * that has not completed goes through krt_peer_resend(): it fails if it
+ * was submitted with %KRT_REQ_NORETRY (-ECONNRESET), is past its deadline
+ * (-ETIMEDOUT) or was sent ``max_sends`` times (-ECONNRESET); else it is
+ * sent again, flagged as re-sent and with the same id, on another active
+ * connection, or waits on the peer's pending list for one to come up.
+ * The peer's pending work re-sends waiting requests when a connection
+ * becomes active, and fails them at their deadline or once the peer has
+ * been without an active connection for ``loss_timeout`` (-ENOTCONN).  A
+ * peer being deleted fails them with -ESHUTDOWN.
  *
  * Services live in an RCU-protected table by id; each request given to a
  * service holds a count that krt_service_unregister() waits for.
@@ -26,6 +40,15 @@
 
 static struct krt_service __rcu *krt_services[KRT_MAX_SERVICES];
 static DEFINE_MUTEX(krt_svc_lock);	/* writers of krt_services */
+/* Ids of requests: unique per module load. */
+static atomic64_t krt_req_ids = ATOMIC64_INIT(0);
+
+static unsigned int krt_max_sends = 8;
+module_param_named(max_sends, krt_max_sends, uint, 0644);
+MODULE_PARM_DESC(max_sends, "Times a request may be sent before it fails (default: 8)");
+
+#define KRT_PENDING_TICK	(HZ / 10)
+#define KRT_MAX_PENDING		65536	/* requests waiting per peer */
 
 /**
  * krt_peer_get() - look a peer up by name and take a reference
@@ -83,6 +106,10 @@ void krt_peer_dp_add(struct krt_conn *conn)
 		kref_get(&conn->ref);		/* the list's */
 		list_add_tail(&conn->dp_entry, &peer->dp_conns);
 	}
+	peer->down_since = 0;
+	/* requests wait for a connection: this one (never once closing) */
+	if (peer->nr_pending && !peer->closing)
+		mod_delayed_work(krt_wq, &peer->pending_work, 0);
 	spin_unlock_bh(&peer->dp_lock);
 }
 
@@ -100,22 +127,30 @@ void krt_peer_dp_del(struct krt_conn *conn)
 	spin_lock_bh(&peer->dp_lock);
 	listed = !list_empty(&conn->dp_entry);
 	list_del_init(&conn->dp_entry);
+	if (listed && list_empty(&peer->dp_conns)) {
+		unsigned long loss = READ_ONCE(peer->prm.loss_timeout_s);
+
+		/* the loss timeout counts from now; the work tells when it ends */
+		peer->down_since = jiffies ?: 1;
+		if (!peer->closing)
+			mod_delayed_work(krt_wq, &peer->pending_work, loss * HZ + 1);
+	}
 	spin_unlock_bh(&peer->dp_lock);
 	if (listed)
 		krt_conn_put(conn);
 }
 
-/* Pick a connection by the peer's policy, with a reference; or NULL. */
-static struct krt_conn *krt_peer_pick(struct krt_peer *peer, u32 skip)
+/* Pick a connection by the peer's policy, or NULL.  Caller holds dp_lock. */
+static struct krt_conn *krt_peer_pick_locked(struct krt_peer *peer, u32 skip)
 {
 	struct krt_conn *conn, *best = NULL;
 	u32 n = 0, i = 0, want, load, best_load = U32_MAX;
 
-	spin_lock_bh(&peer->dp_lock);
+	lockdep_assert_held(&peer->dp_lock);
 	list_for_each_entry(conn, &peer->dp_conns, dp_entry)
 		n++;
 	if (!n)
-		goto out;
+		return NULL;
 	if (READ_ONCE(peer->policy) == KRT_POLICY_MIN_INFLIGHT) {
 		list_for_each_entry(conn, &peer->dp_conns, dp_entry) {
 			load = krt_queue_inflight(conn->q);
@@ -124,19 +159,13 @@ static struct krt_conn *krt_peer_pick(struct krt_peer *peer, u32 skip)
 				best_load = load;
 			}
 		}
-	} else {
-		want = (peer->dp_rr++ + skip) % n;
-		list_for_each_entry(conn, &peer->dp_conns, dp_entry)
-			if (i++ == want) {
-				best = conn;
-				break;
-			}
+		return best;
 	}
-	if (best)
-		kref_get(&best->ref);
-out:
-	spin_unlock_bh(&peer->dp_lock);
-	return best;
+	want = (peer->dp_rr++ + skip) % n;
+	list_for_each_entry(conn, &peer->dp_conns, dp_entry)
+		if (i++ == want)
+			return conn;
+	return NULL;
 }
 
 static int krt_req_check(struct krt_req *req, u32 *pages)
@@ -161,73 +190,268 @@ static int krt_req_check(struct krt_req *req, u32 *pages)
 	return 0;
 }
 
+/*
+ * Hand a request to one of the peer's active connections.  Return: 0 (it
+ * completes through its queue), -ENOTCONN when none takes it, or the
+ * queue's error (-EAGAIN, -EBUSY, -EMSGSIZE, -EIO).
+ *
+ * ORDER: the queue is used under dp_lock, while its connection is still
+ * listed: a connection leaves the list (krt_peer_dp_del()) before its
+ * queue is destroyed and freed, so the queue cannot go under us.
+ */
+static int krt_peer_post(struct krt_peer *peer, struct krt_req *req)
+{
+	struct krt_conn *conn;
+	u32 try;
+	int ret = -ENOTCONN;
+
+	spin_lock_bh(&peer->dp_lock);
+	for (try = 0; try < 4; try++) {
+		conn = krt_peer_pick_locked(peer, try);
+		if (!conn)
+			break;
+		kref_get(&conn->ref);	/* the request's, until done */
+		req->krt_conn = conn;
+		ret = krt_queue_submit(conn->q, req);
+		if (!ret)
+			break;
+		req->krt_conn = NULL;
+		krt_conn_put(conn);	/* not the last: the list holds one */
+		if (ret != -ESHUTDOWN)
+			break;
+		/* the connection stopped meanwhile: pick another */
+		ret = -ENOTCONN;
+	}
+	spin_unlock_bh(&peer->dp_lock);
+	return ret;
+}
+
+/*
+ * Park a request until a connection comes up.  Return: 0, or an error if
+ * the peer is going or lost (the request was not parked).
+ */
+static int krt_peer_park(struct krt_peer *peer, struct krt_req *req)
+{
+	int ret = 0;
+
+	spin_lock_bh(&peer->dp_lock);
+	if (peer->closing)
+		ret = -ESHUTDOWN;
+	else if (krt_peer_lost(peer))
+		ret = -ENOTCONN;
+	else if (peer->nr_pending >= KRT_MAX_PENDING)
+		ret = -EBUSY;
+	if (!ret) {
+		list_add_tail(&req->krt_entry, &peer->pending);
+		if (!peer->nr_pending++)
+			mod_delayed_work(krt_wq, &peer->pending_work, KRT_PENDING_TICK);
+	}
+	spin_unlock_bh(&peer->dp_lock);
+	return ret;
+}
+
+/**
+ * krt_req_finish() - a request is done: call its owner
+ * @req: the request
+ * @status: its final status
+ *
+ * Drops the request's peer reference.  Any context but a queue lock.
+ */
+void krt_req_finish(struct krt_req *req, int status)
+{
+	struct krt_peer *peer = req->krt_peer;
+
+	req->status = status;
+	req->krt_peer = NULL;
+	req->done(req);
+	krt_peer_put(peer);
+}
+
+/**
+ * krt_peer_resend() - a request's connection failed before it completed
+ * @peer: the request's peer
+ * @req: the request; its old connection's resources are released (MR
+ *	destroyed, buffer unmapped) and it holds no connection reference
+ * @status: what the request completes with if it is not re-sent
+ *
+ * Called without any queue lock, from a workqueue.
+ */
+void krt_peer_resend(struct krt_peer *peer, struct krt_req *req, int status)
+{
+	int ret;
+
+	if (READ_ONCE(peer->closing)) {
+		krt_req_finish(req, -ESHUTDOWN);
+		return;
+	}
+	if ((req->flags & KRT_REQ_NORETRY) || status == -ETIMEDOUT ||
+	    req->krt_sends >= max(READ_ONCE(krt_max_sends), 1U) ||
+	    time_after_eq(jiffies, req->krt_deadline)) {
+		krt_req_finish(req, time_after_eq(jiffies, req->krt_deadline) ?
+			       -ETIMEDOUT : status);
+		return;
+	}
+	atomic64_inc(&peer->resent);
+	ret = krt_peer_post(peer, req);
+	if (ret == -ENOTCONN || ret == -EBUSY || ret == -EAGAIN)
+		ret = krt_peer_park(peer, req);
+	if (ret)
+		krt_req_finish(req, ret);
+}
+
+/**
+ * krt_peer_pending_work() - re-send or fail requests waiting for a connection
+ * @work: the peer's pending_work
+ *
+ * Also recomputes the peer's state when its loss timeout ends.
+ */
+void krt_peer_pending_work(struct work_struct *work)
+{
+	struct krt_peer *peer = container_of(to_delayed_work(work), struct krt_peer,
+					     pending_work);
+	struct krt_req *req, *tmp;
+	LIST_HEAD(todo);
+	bool lost, closing, again;
+	int ret;
+
+	mutex_lock(&krt_pool_lock);
+	krt_peer_update_state(peer);
+	mutex_unlock(&krt_pool_lock);
+
+	spin_lock_bh(&peer->dp_lock);
+	list_splice_init(&peer->pending, &todo);
+	peer->nr_pending = 0;
+	closing = peer->closing;
+	lost = krt_peer_lost(peer);
+	spin_unlock_bh(&peer->dp_lock);
+
+	list_for_each_entry_safe(req, tmp, &todo, krt_entry) {
+		list_del_init(&req->krt_entry);
+		if (closing) {
+			krt_req_finish(req, -ESHUTDOWN);
+			continue;
+		}
+		if (time_after_eq(jiffies, req->krt_deadline)) {
+			krt_req_finish(req, -ETIMEDOUT);
+			continue;
+		}
+		if (lost) {
+			krt_req_finish(req, -ENOTCONN);
+			continue;
+		}
+		ret = krt_peer_post(peer, req);
+		if (ret == -ENOTCONN || ret == -EBUSY || ret == -EAGAIN)
+			ret = krt_peer_park(peer, req);
+		if (ret)
+			krt_req_finish(req, ret);
+	}
+	spin_lock_bh(&peer->dp_lock);
+	again = peer->nr_pending && !peer->closing;
+	if (again) {
+		mod_delayed_work(krt_wq, &peer->pending_work, KRT_PENDING_TICK);
+	} else if (peer->down_since && !peer->closing && !krt_peer_lost(peer)) {
+		/* no connection: wake up when the loss timeout ends */
+		unsigned long end = peer->down_since +
+			(unsigned long)READ_ONCE(peer->prm.loss_timeout_s) * HZ;
+
+		mod_delayed_work(krt_wq, &peer->pending_work,
+				 time_after(end, jiffies) ? end - jiffies + 1 : 1);
+	}
+	spin_unlock_bh(&peer->dp_lock);
+}
+
+/**
+ * krt_peer_queued() - requests waiting for a connection of a peer
+ * @peer: the peer
+ *
+ * Return: their number.
+ */
+u32 krt_peer_queued(struct krt_peer *peer)
+{
+	return READ_ONCE(peer->nr_pending);
+}
+
+/**
+ * krt_peer_mark_closing() - a peer is going: nothing is re-sent to it
+ * @peer: the peer
+ */
+void krt_peer_mark_closing(struct krt_peer *peer)
+{
+	spin_lock_bh(&peer->dp_lock);
+	peer->closing = true;
+	spin_unlock_bh(&peer->dp_lock);
+}
+
+/**
+ * krt_peer_shutdown() - fail a peer's waiting requests before its pool closes
+ * @peer: the peer, unlisted
+ *
+ * Caller holds no lock; waits for the pending work.
+ */
+void krt_peer_shutdown(struct krt_peer *peer)
+{
+	krt_peer_mark_closing(peer);
+	cancel_delayed_work_sync(&peer->pending_work);
+	/* the work cannot be queued again: closing is set */
+	krt_peer_pending_work(&peer->pending_work.work);
+}
+
 /**
  * krt_submit() - send a request to a peer
  * @peer: from krt_peer_get()
  * @req: the request, filled as &struct krt_req says; untouched by krt
- *	until @req->done is called, except for its private fields
+ *	until @req->done is called, except for its private fields and @id
  *
- * May be called from any context (from softirq with %KRT_REQ_NOWAIT or
- * not: krt never sleeps here).  The request waits for room on its
- * connection unless %KRT_REQ_NOWAIT is set.
+ * May be called from any context but hardirq: krt neither sleeps nor
+ * allocates here
+ * (the scatterlist of a buffer is preallocated per request slot).  The
+ * request waits for room on its connection unless %KRT_REQ_NOWAIT is set;
+ * when the peer has no active connection it waits for one to come up,
+ * until its deadline or the peer's loss timeout.  If its connection fails
+ * it is re-sent on another one (see "Failover") unless %KRT_REQ_NORETRY
+ * is set.
  *
  * Return: 0 when the request was taken (@req->done will be called once),
  * else an error and @req->done is not called: -EMSGSIZE (message over
  * %KRT_MAX_MSG, or data over the connection's max IO size), -EINVAL
  * (malformed request, or a buffer one MR cannot map), -ENOTCONN (no
- * active connection), -EAGAIN (NOWAIT and no room), -EBUSY (too many
- * waiting), -ENOMEM, -EIO (DMA mapping).
+ * active connection and, with %KRT_REQ_NOWAIT, none to wait for, or the
+ * peer is past its loss timeout, or it is an inbound peer), -ESHUTDOWN
+ * (peer deleted), -EAGAIN (NOWAIT and no room), -EBUSY (too many waiting).
  */
 int krt_submit(struct krt_peer *peer, struct krt_req *req)
 {
-	struct krt_conn *conn;
-	u32 pages = 0, try;
 	int ret;
+	u32 pages = 0;
 
 	ret = krt_req_check(req, &pages);
 	if (ret)
 		return ret;
+	if (peer->inbound)
+		return -ENOTCONN;
 	req->status = -EINPROGRESS;
 	req->rsp_status = 0;
 	req->rsp_len = 0;
 	req->krt_sgl = NULL;
 	req->krt_nents = 0;
+	req->krt_sends = 0;
+	req->krt_conn = NULL;
+	req->id = atomic64_inc_return(&krt_req_ids);
 	INIT_LIST_HEAD(&req->krt_entry);
 	req->krt_start = local_clock();
 	req->krt_deadline = jiffies +
 		msecs_to_jiffies(req->timeout_ms ?: READ_ONCE(krt_req_timeout_ms));
+	kref_get(&peer->ref);		/* the request's, until done */
+	req->krt_peer = peer;
 
-	for (try = 0; try < 4; try++) {
-		conn = krt_peer_pick(peer, try);
-		if (!conn)
-			return -ENOTCONN;
-		if (req->dir != KRT_DATA_NONE &&
-		    req->data_len > krt_queue_max_io(conn->q)) {
-			krt_conn_put(conn);
-			return -EMSGSIZE;
-		}
-		if (req->dir != KRT_DATA_NONE) {
-			req->krt_sgl = krt_frwr_sg(req->bvec, req->nr_bvec,
-						   in_task() ? GFP_NOIO : GFP_ATOMIC);
-			if (!req->krt_sgl) {
-				krt_conn_put(conn);
-				return -ENOMEM;
-			}
-		}
-		req->krt_conn = conn;
-		/* maps the buffer; the request keeps the reference until done */
-		ret = krt_queue_submit(conn->q, req);
-		if (!ret)
-			return 0;
-		kfree(req->krt_sgl);
-		req->krt_sgl = NULL;
-		req->krt_conn = NULL;
-		krt_conn_put(conn);
-		if (ret != -ESHUTDOWN)
-			return ret;
-		/* the connection stopped meanwhile: pick another */
+	ret = krt_peer_post(peer, req);
+	if (ret == -ENOTCONN && !(req->flags & KRT_REQ_NOWAIT))
+		ret = krt_peer_park(peer, req);
+	if (ret) {
+		req->krt_peer = NULL;
+		krt_peer_put(peer);
 	}
-	return -ENOTCONN;
+	return ret;
 }
 EXPORT_SYMBOL_GPL(krt_submit);
 

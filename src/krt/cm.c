@@ -4,11 +4,18 @@
  *
  * DOC: Connection private data
  *
- * The active side's CONNECT_REQUEST carries &struct krt_cm_req (32 bytes,
+ * The active side's CONNECT_REQUEST carries &struct krt_cm_req (40 bytes,
  * big endian): magic ``KRT1``, protocol version, connection index, pool
  * size, pool id (which of the sender's pools), queue depth, node id,
- * credits (receive buffers it posted), max IO size.  The passive side
- * validates every field before it allocates anything; it accepts with
+ * credits (receive buffers it posted), max IO size, heartbeat interval and
+ * misses.  The passive side validates every field before it allocates
+ * anything, and treats what the remote asks for as a wish bounded by local
+ * limits: the depth is capped by ``max_inbound_depth``, the max IO size by
+ * the local one, the index by ``max_peer_conns``, the number of inbound
+ * connections by ``max_inbound_conns`` in all and ``max_inbound_per_addr``
+ * per source address (closing ones included), their memory by the budget.
+ * A request that claims the node, pool and index of a live connection from
+ * another address is refused (``KRT_REJ_IDENTITY``).  It accepts with
  * &struct krt_cm_rep (28 bytes: its node id, the depth it granted, its
  * receive credits, the max IO size both use) or rejects with
  * &struct krt_cm_rej naming the reason (enum krt_reject_reason), which the
@@ -23,7 +30,7 @@
 #include "krt.h"
 
 #define KRT_CM_MAGIC	0x4b525431	/* "KRT1" */
-#define KRT_PROTO_VER	1
+#define KRT_PROTO_VER	2
 
 struct krt_cm_req {
 	__be32	magic;
@@ -35,6 +42,9 @@ struct krt_cm_req {
 	__be64	node_id;
 	__be32	credits;
 	__be32	max_io;
+	__be32	hb_ms;
+	__be16	hb_misses;
+	__be16	reserved;
 } __packed;
 
 struct krt_cm_rep {
@@ -54,7 +64,7 @@ struct krt_cm_rej {
 } __packed;
 
 /* Counters of what the passive side refused, by reason; read by debugfs. */
-atomic_t krt_cm_rejects[KRT_REJ_NO_RESOURCES + 1];
+atomic_t krt_cm_rejects[KRT_REJ_MAX + 1];
 atomic_t krt_cm_malformed;
 
 static const char * const krt_reject_names[] = {
@@ -65,6 +75,7 @@ static const char * const krt_reject_names[] = {
 	[KRT_REJ_UNKNOWN_NODE]	= "unknown node (accept=configured)",
 	[KRT_REJ_NO_DEVICE]	= "RDMA device unusable or disabled",
 	[KRT_REJ_NO_RESOURCES]	= "out of resources",
+	[KRT_REJ_IDENTITY]	= "node, pool and index in use from another address",
 };
 
 /**
@@ -97,16 +108,46 @@ static int krt_cm_reject(struct rdma_cm_id *id, u16 reason)
 /* Return: a reject reason, or KRT_REJ_NONE if @req is acceptable. */
 static u16 krt_cm_check_req(const struct krt_cm_req *req, u8 len)
 {
+	u32 depth, credits;
+
 	if (!req || len < sizeof(*req) || be32_to_cpu(req->magic) != KRT_CM_MAGIC)
 		return KRT_REJ_MALFORMED;
 	if (be16_to_cpu(req->version) != KRT_PROTO_VER)
 		return KRT_REJ_VERSION;
+	depth = be32_to_cpu(req->depth);
+	credits = be32_to_cpu(req->credits);
 	if (!req->node_id || !req->conn_count ||
 	    be16_to_cpu(req->conn_index) >= be16_to_cpu(req->conn_count) ||
-	    be32_to_cpu(req->depth) < 2 || be32_to_cpu(req->depth) > KRT_MAX_DEPTH ||
-	    be32_to_cpu(req->credits) < 2 || be32_to_cpu(req->credits) > KRT_MAX_DEPTH)
+	    depth < 2 || depth > KRT_MAX_DEPTH ||
+	    credits < 2 || credits > KRT_MAX_DEPTH ||
+	    be32_to_cpu(req->max_io) < PAGE_SIZE || req->reserved)
 		return KRT_REJ_MALFORMED;
+	if (be16_to_cpu(req->conn_index) >= krt_max_peer_conns)
+		return KRT_REJ_LIMIT;
 	return KRT_REJ_NONE;
+}
+
+/*
+ * Is @src allowed to take index @index of @peer?  Only if the connection
+ * there is not active, or comes from the same address.  Caller holds
+ * krt_pool_lock.  Return: the connection to replace (unlisted), NULL, or
+ * an ERR_PTR(-EADDRINUSE) for an impersonation.
+ */
+static struct krt_conn *krt_cm_take_index(struct krt_peer *peer, u32 index,
+					  const struct sockaddr_storage *src)
+{
+	struct krt_conn *c;
+
+	list_for_each_entry(c, &peer->conns, entry) {
+		if (c->index != index)
+			continue;
+		if (c->state == KRT_CONN_ACTIVE && !krt_addr_equal(&c->raddr, src, false))
+			return ERR_PTR(-EADDRINUSE);
+		list_del_init(&c->entry);
+		krt_pool_gen++;
+		return c;
+	}
+	return NULL;
 }
 
 static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -115,10 +156,11 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	struct rdma_conn_param param = {};
 	struct sockaddr_storage src;
 	struct krt_cm_rep rep = {};
-	struct krt_conn *conn, *old = NULL, *c;
+	struct krt_conn *conn, *old;
 	struct krt_peer *peer;
 	bool ours, listed;
 	u16 reason;
+	u32 depth;
 	int ret;
 
 	reason = krt_cm_check_req(req, ev->param.conn.private_data_len);
@@ -129,6 +171,8 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	}
 	memcpy(&src, &id->route.addr.dst_addr, sizeof(src));
 
+	depth = min_t(u32, be32_to_cpu(req->depth), READ_ONCE(krt_max_inbound_depth));
+	depth = max_t(u32, depth, 2);
 	mutex_lock(&krt_pool_lock);
 	if (!krt_pool_accept_from(&src)) {
 		mutex_unlock(&krt_pool_lock);
@@ -136,41 +180,43 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	}
 	peer = krt_pool_inbound_peer(be64_to_cpu(req->node_id),
 				     be16_to_cpu(req->pool_id),
-				     be16_to_cpu(req->conn_count),
-				     be32_to_cpu(req->depth));
+				     be16_to_cpu(req->conn_count), depth);
 	if (!peer) {
 		mutex_unlock(&krt_pool_lock);
 		return krt_cm_reject(id, KRT_REJ_NO_RESOURCES);
 	}
 	/* a connection of the same index replaces the old one */
-	list_for_each_entry(c, &peer->conns, entry) {
-		if (c->index == be16_to_cpu(req->conn_index)) {
-			old = c;
-			list_del_init(&old->entry);
-			break;
-		}
-	}
-	if (!krt_pool_check_limit(peer)) {
-		if (old)
-			list_add_tail(&old->entry, &peer->conns);
+	old = krt_cm_take_index(peer, be16_to_cpu(req->conn_index), &src);
+	if (IS_ERR(old)) {
 		krt_pool_drop_empty_inbound(peer);
 		mutex_unlock(&krt_pool_lock);
-		return krt_cm_reject(id, KRT_REJ_LIMIT);
+		return krt_cm_reject(id, KRT_REJ_IDENTITY);
+	}
+	/* the connection it replaces still counts until it is freed */
+	if (!krt_pool_inbound_room(&src, old ? 1 : 0) || !krt_pool_check_limit(peer)) {
+		reason = KRT_REJ_LIMIT;
+		goto err_unlock;
 	}
 	conn = krt_conn_alloc(peer, be16_to_cpu(req->conn_index), true);
 	if (!conn) {
-		if (old)
-			list_add_tail(&old->entry, &peer->conns);
-		krt_pool_drop_empty_inbound(peer);
-		mutex_unlock(&krt_pool_lock);
-		return krt_cm_reject(id, KRT_REJ_NO_RESOURCES);
+		reason = KRT_REJ_NO_RESOURCES;
+		goto err_unlock;
 	}
-	conn->depth = be32_to_cpu(req->depth);
-	conn->state = KRT_CONN_CONNECTING;
+	conn->depth = depth;
+	conn->hb_ms = clamp_t(u32, be32_to_cpu(req->hb_ms), KRT_HB_MIN_MS, KRT_HB_MAX_MS);
+	conn->hb_misses = clamp_t(u32, be16_to_cpu(req->hb_misses), 1, KRT_HB_MAX_MISSES);
+	memcpy(&conn->raddr, &src, sizeof(conn->raddr));
+	if (krt_mem_charge(conn, id->device, be32_to_cpu(req->max_io))) {
+		krt_conn_put(conn);
+		reason = KRT_REJ_NO_RESOURCES;
+		goto err_unlock;
+	}
+	krt_conn_set_state(conn, KRT_CONN_CONNECTING, NULL);
 	conn->cm_id = id;
 	kref_get(&conn->ref);			/* held by the id */
 	id->context = conn;
 	list_add_tail(&conn->entry, &peer->conns);
+	krt_pool_gen++;
 	mutex_unlock(&krt_pool_lock);
 
 	if (old)	/* hands the pool's reference over; no waiting here */
@@ -191,17 +237,27 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	rep.max_io = cpu_to_be32(krt_queue_max_io(conn->q));
 	param.private_data = &rep;
 	param.private_data_len = sizeof(rep);
-	param.responder_resources = min_t(u8, ev->param.conn.initiator_depth,
+	/* RDMA READs we take as a target, and issue as an initiator */
+	param.responder_resources = min_t(u32, ev->param.conn.initiator_depth,
 					  id->device->attrs.max_qp_rd_atom);
-	param.initiator_depth = param.responder_resources;
-	param.rnr_retry_count = 7;
+	param.initiator_depth = min_t(u32, ev->param.conn.responder_resources,
+				      id->device->attrs.max_qp_init_rd_atom);
+	param.rnr_retry_count = min_t(u32, READ_ONCE(krt_rnr_retry), 7);
 	ret = krt_fault_connect() ? -ENOMEM : rdma_accept(id, &param);
 	if (ret) {
 		reason = KRT_REJ_NO_RESOURCES;
 		goto err_reject;
 	}
-	krt_nl_conn_event(conn);
 	return 0;
+
+err_unlock:
+	if (old) {
+		list_add_tail(&old->entry, &peer->conns);
+		krt_pool_gen++;
+	}
+	krt_pool_drop_empty_inbound(peer);
+	mutex_unlock(&krt_pool_lock);
+	return krt_cm_reject(id, reason);
 
 err_reject:
 	/*
@@ -215,9 +271,10 @@ err_reject:
 		conn->cm_id = NULL;
 	listed = !list_empty(&conn->entry);
 	list_del_init(&conn->entry);
-	conn->state = KRT_CONN_ERROR;
-	strscpy(conn->reason, krt_reject_name(reason), sizeof(conn->reason));
-	krt_peer_update_state(conn->peer);
+	krt_pool_gen++;
+	/* a closer or a failure may have moved it on already */
+	if (conn->state != KRT_CONN_CLOSING && conn->state != KRT_CONN_ERROR)
+		krt_conn_set_state(conn, KRT_CONN_ERROR, krt_reject_name(reason));
 	krt_pool_drop_empty_inbound(conn->peer);
 	mutex_unlock(&krt_pool_lock);
 	if (!ours) {
@@ -254,6 +311,8 @@ static void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
 	req->node_id = cpu_to_be64(krt_node_id);
 	req->credits = cpu_to_be32(conn->depth);
 	req->max_io = cpu_to_be32(conn->q ? krt_queue_max_io(conn->q) : krt_max_io);
+	req->hb_ms = cpu_to_be32(conn->hb_ms);
+	req->hb_misses = cpu_to_be16(conn->hb_misses);
 	*len = sizeof(*req);
 	switch (krt_fault_cm_req) {	/* debugfs fault/cm_req: test the passive side */
 	case 1:
@@ -291,7 +350,8 @@ static int krt_cm_route_resolved(struct krt_conn *conn, struct rdma_cm_id *id)
 	param.responder_resources = id->device->attrs.max_qp_rd_atom;
 	param.initiator_depth = id->device->attrs.max_qp_init_rd_atom;
 	param.retry_count = 7;
-	param.rnr_retry_count = 7;
+	/* with credits an RNR is a bug: make it visible (rnr_retry, default 0) */
+	param.rnr_retry_count = min_t(u32, READ_ONCE(krt_rnr_retry), 7);
 	ret = krt_fault_connect() ? -ENOMEM : rdma_connect_locked(id, &param);
 	if (ret)
 		krt_conn_fail(conn, "rdma_connect failed");
@@ -307,10 +367,11 @@ static void krt_cm_established(struct krt_conn *conn, struct rdma_cm_id *id,
 		if (!rep || ev->param.conn.private_data_len < sizeof(*rep) ||
 		    be32_to_cpu(rep->magic) != KRT_CM_MAGIC ||
 		    be16_to_cpu(rep->version) != KRT_PROTO_VER ||
-		    !be32_to_cpu(rep->depth) ||
+		    be32_to_cpu(rep->depth) < 2 ||
 		    be32_to_cpu(rep->depth) > KRT_MAX_DEPTH ||
 		    !be32_to_cpu(rep->credits) ||
-		    be32_to_cpu(rep->credits) > KRT_MAX_DEPTH) {
+		    be32_to_cpu(rep->credits) > KRT_MAX_DEPTH ||
+		    be32_to_cpu(rep->max_io) < PAGE_SIZE) {
 			atomic_inc(&krt_cm_malformed);
 			krt_conn_fail(conn, "malformed accept from the peer");
 			return;
@@ -434,6 +495,8 @@ int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		krt_conn_fail(conn, "local address changed");
 		break;
 	default:
+		pr_debug("%s/%u: cm event %s (%d) ignored\n", conn->peer->name,
+			 conn->index, rdma_event_msg(ev->event), ev->status);
 		break;
 	}
 	return 0;

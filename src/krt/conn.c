@@ -8,9 +8,15 @@
  * go Idle -> Connecting (resolve address, resolve route, create CQ and QP,
  * connect) -> Active; inbound ones are created Connecting by a listener's
  * CONNECT_REQUEST and become Active on ESTABLISHED.  Any failure, a
- * disconnect or the device going away moves it to Error with a reason;
- * closing it (peer deleted, pool shrunk, module unloaded) goes through
- * Closing.  Events of both kinds are announced on netlink.
+ * disconnect, a missed heartbeat or the device going away moves it to
+ * Error with a reason; once its resources are released an outbound one
+ * goes to Reconnecting and tries again after a backoff (capped
+ * exponential, full jitter: a random delay up to reconnect_ms * 2^attempt,
+ * at most reconnect_max_ms), for as long as it is in the pool.  An inbound
+ * one leaves the pool: reconnecting is the remote's job.  Closing it (peer
+ * deleted, pool shrunk, module unloaded) goes through Closing.  Every
+ * transition goes through krt_conn_set_state(), which refuses one its
+ * table does not allow.  Events of both kinds are announced on netlink.
  *
  * RDMA resources are created in the cm handler (which rdma_cm serialises
  * per id) and released by krt_conn_release(), never from a cm handler:
@@ -25,14 +31,20 @@
 #include <linux/slab.h>
 #include "krt.h"
 
-static void krt_conn_release_work(struct work_struct *work)
-{
-	krt_conn_release(container_of(work, struct krt_conn, release_work));
-}
-
+static void krt_conn_release_work(struct work_struct *work);
+static void krt_conn_fatal_work(struct work_struct *work);
 static void krt_conn_close_work(struct work_struct *work)
 {
 	krt_conn_close(container_of(work, struct krt_conn, close_work));
+}
+
+static void krt_conn_reconnect_work(struct work_struct *work)
+{
+	struct krt_conn *conn = container_of(to_delayed_work(work), struct krt_conn,
+					     reconnect_work);
+
+	krt_conn_start(conn);
+	krt_conn_put(conn);		/* the work's */
 }
 
 /**
@@ -54,15 +66,23 @@ struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound)
 	kref_init(&conn->ref);
 	INIT_LIST_HEAD(&conn->entry);
 	INIT_LIST_HEAD(&conn->work_entry);
+	INIT_LIST_HEAD(&conn->dev_entry);
+	INIT_LIST_HEAD(&conn->start_entry);
 	INIT_LIST_HEAD(&conn->dp_entry);
+	INIT_LIST_HEAD(&conn->in_entry);
 	INIT_WORK(&conn->release_work, krt_conn_release_work);
 	INIT_WORK(&conn->close_work, krt_conn_close_work);
+	INIT_WORK(&conn->fatal_work, krt_conn_fatal_work);
+	INIT_DELAYED_WORK(&conn->reconnect_work, krt_conn_reconnect_work);
 	kref_get(&peer->ref);
 	conn->peer = peer;
 	conn->index = index;
 	conn->inbound = inbound;
 	conn->state = KRT_CONN_IDLE;
+	conn->state_time = jiffies;
 	conn->depth = peer->depth;
+	conn->hb_ms = peer->prm.hb_ms;
+	conn->hb_misses = peer->prm.hb_misses;
 	return conn;
 }
 
@@ -70,8 +90,11 @@ static void krt_conn_free(struct kref *ref)
 {
 	struct krt_conn *conn = container_of(ref, struct krt_conn, ref);
 
-	WARN_ON_ONCE(conn->cm_id || conn->cq || conn->dev);
-	krt_queue_free(conn);
+	WARN_ON_ONCE(conn->cm_id || conn->cq || conn->pd || conn->dev);
+	/* nobody else sees the connection now: no lock (any context) */
+	krt_queue_free(conn->q);
+	conn->q = NULL;
+	krt_mem_uncharge(conn);
 	krt_peer_put(conn->peer);
 	kfree(conn);
 }
@@ -99,12 +122,25 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr attr = {};
 	struct krt_device *dev;
+	struct krt_queue *q, *old;
 	struct ib_cq *cq;
+	struct ib_pd *pd;
 	int ret, vec;
 
 	dev = krt_dev_get_by_ibdev(id->device);
 	if (!dev)
 		return -ENODEV;
+	/*
+	 * A PD of its own: the connection's MRs, whose rkeys it sends to its
+	 * peer, are reachable through its QP only, never through the QP of
+	 * another peer's connection on the same device (nor invalidated by
+	 * one, on devices that check the PD of a remote invalidation).
+	 */
+	pd = krt_fault_connect() ? ERR_PTR(-ENOMEM) : ib_alloc_pd(dev->ibdev, 0);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		goto err_put;
+	}
 	/* a request takes up to 3 send entries (REG_MR, SEND, LOCAL_INV) */
 	conn->depth = clamp_t(u32, conn->depth, 2,
 			      min((dev->caps.max_qp_wr - 1) / 3,
@@ -116,9 +152,10 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 			    IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq)) {
 		ret = PTR_ERR(cq);
-		goto err_put;
+		goto err_pd;
 	}
-	attr.event_handler = NULL;
+	attr.event_handler = krt_conn_qp_event;
+	attr.qp_context = conn;
 	attr.send_cq = cq;
 	attr.recv_cq = cq;
 	attr.qp_type = IB_QPT_RC;
@@ -129,23 +166,33 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = dev->caps.max_inline;
-	ret = krt_fault_connect() ? -ENOMEM : rdma_create_qp(id, dev->pd, &attr);
+	ret = krt_fault_connect() ? -ENOMEM : rdma_create_qp(id, pd, &attr);
 	if (ret)
 		goto err_cq;
-	ret = krt_queue_create(conn, id, dev, attr.cap.max_inline_data);
-	if (ret)
+	q = krt_queue_create(conn, id, dev, attr.cap.max_inline_data);
+	if (IS_ERR(q)) {
+		ret = PTR_ERR(q);
 		goto err_qp;
-	mutex_lock(&krt_pool_lock);	/* krt_pool_dev_remove() reads them */
+	}
+	/* netlink, debugfs and krt_pool_dev_remove() read them under the lock */
+	mutex_lock(&krt_pool_lock);
+	old = conn->q;
+	conn->q = q;
 	conn->cq = cq;
+	conn->pd = pd;
 	conn->dev = dev;
 	conn->qpn = id->qp->qp_num;
 	mutex_unlock(&krt_pool_lock);
+	atomic64_add(conn->mem, &dev->mem_used);
+	krt_queue_free(old);
 	return 0;
 
 err_qp:
 	rdma_destroy_qp(id);
 err_cq:
 	ib_free_cq(cq);
+err_pd:
+	ib_dealloc_pd(pd);
 err_put:
 	krt_dev_put(dev);
 	return ret;
@@ -161,18 +208,51 @@ err_put:
  */
 void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 {
+	struct krt_device *dev;
+	struct ib_cq *cq;
+	struct ib_pd *pd;
+
 	if (id && id->qp) {
 		krt_queue_destroy(conn);
 		rdma_destroy_qp(id);
 	}
-	if (conn->cq) {
-		ib_free_cq(conn->cq);
-		conn->cq = NULL;
-	}
-	if (conn->dev) {
-		krt_dev_put(conn->dev);
-		conn->dev = NULL;
-	}
+	mutex_lock(&krt_pool_lock);
+	cq = conn->cq;
+	pd = conn->pd;
+	dev = conn->dev;
+	conn->cq = NULL;
+	conn->pd = NULL;
+	conn->dev = NULL;
+	mutex_unlock(&krt_pool_lock);
+	if (cq)
+		ib_free_cq(cq);
+	/* ORDER: the MR pool went with the queue, the QP above: the PD is free */
+	if (pd)
+		ib_dealloc_pd(pd);
+	if (dev)
+		atomic64_sub(conn->mem, &dev->mem_used);
+	/* a client queue holds no server request: its memory goes now */
+	if (!conn->inbound)
+		krt_queue_free(krt_conn_take_queue(conn));
+	if (dev)
+		krt_dev_put(dev);
+}
+
+/**
+ * krt_conn_take_queue() - unpublish a connection's queue
+ * @conn: the connection, its queue destroyed (or never started)
+ *
+ * Return: the queue for krt_queue_free(), or NULL.
+ */
+struct krt_queue *krt_conn_take_queue(struct krt_conn *conn)
+{
+	struct krt_queue *q;
+
+	mutex_lock(&krt_pool_lock);
+	q = conn->q;
+	conn->q = NULL;
+	mutex_unlock(&krt_pool_lock);
+	return q;
 }
 
 /**
@@ -180,15 +260,23 @@ void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
  * @conn: the connection
  *
  * Must not be called from the connection's cm handler, nor with
- * krt_pool_lock held.  Idempotent.
+ * krt_pool_lock held.  Releases only a connection in Error or Closing.
+ * Idempotent.
  */
 void krt_conn_release(struct krt_conn *conn)
 {
 	struct rdma_cm_id *id;
 
+	/*
+	 * Only a failed or closing connection's id: a release queued twice
+	 * must not take the id of the attempt that followed the first one.
+	 */
 	mutex_lock(&krt_pool_lock);
-	id = conn->cm_id;
-	conn->cm_id = NULL;
+	id = NULL;
+	if (conn->state == KRT_CONN_ERROR || conn->state == KRT_CONN_CLOSING) {
+		id = conn->cm_id;
+		conn->cm_id = NULL;
+	}
 	mutex_unlock(&krt_pool_lock);
 	if (!id)
 		return;
@@ -205,30 +293,166 @@ void krt_conn_release(struct krt_conn *conn)
 	krt_conn_put(conn);		/* the id's reference */
 }
 
+/* krt_conn_set_state()'s table: the states each state may go to */
+static const u8 krt_conn_next[] = {
+	[KRT_CONN_IDLE]		= BIT(KRT_CONN_CONNECTING) | BIT(KRT_CONN_ERROR) |
+				  BIT(KRT_CONN_CLOSING),
+	[KRT_CONN_CONNECTING]	= BIT(KRT_CONN_ACTIVE) | BIT(KRT_CONN_ERROR) |
+				  BIT(KRT_CONN_CLOSING),
+	[KRT_CONN_ACTIVE]	= BIT(KRT_CONN_ERROR) | BIT(KRT_CONN_CLOSING),
+	[KRT_CONN_ERROR]	= BIT(KRT_CONN_RECONNECTING) | BIT(KRT_CONN_CLOSING),
+	[KRT_CONN_RECONNECTING]	= BIT(KRT_CONN_CONNECTING) | BIT(KRT_CONN_ERROR) |
+				  BIT(KRT_CONN_CLOSING),
+	[KRT_CONN_CLOSING]	= 0,
+};
+
 /**
- * krt_conn_set_state() - change state and announce it
+ * krt_conn_set_state() - the one funnel of connection state changes
  * @conn: the connection
- * @state: enum krt_conn_state
+ * @state: the new state
  * @reason: failure reason for KRT_CONN_ERROR, else NULL
  *
- * Caller holds krt_pool_lock.
+ * Moves the connection in or out of its peer's data path, records the
+ * time and announces the change.  Caller holds krt_pool_lock.
+ *
+ * Return: true, or false (and a warning, once) for a transition the table
+ * does not allow; nothing changes then.
  */
-static void krt_conn_set_state(struct krt_conn *conn, u32 state, const char *reason)
+bool krt_conn_set_state(struct krt_conn *conn, enum krt_conn_state state,
+			const char *reason)
 {
-	u32 old = conn->state;
+	enum krt_conn_state old = conn->state;
+	struct krt_peer *peer = conn->peer;
 
 	lockdep_assert_held(&krt_pool_lock);
+	if (WARN_ONCE(old >= ARRAY_SIZE(krt_conn_next) || state > KRT_CONN_RECONNECTING ||
+		      !(krt_conn_next[old] & BIT(state)),
+		      "krt: %s/%u: no transition %u -> %u\n", peer->name,
+		      conn->index, old, state))
+		return false;
 	conn->state = state;
-	if (state == KRT_CONN_ACTIVE && !conn->inbound && conn->q)
-		krt_peer_dp_add(conn);
-	else if (old == KRT_CONN_ACTIVE && state != KRT_CONN_ACTIVE)
+	conn->state_time = jiffies;
+	if (state == KRT_CONN_ACTIVE) {
+		if (conn->was_up)
+			conn->reconnects++;
+		if (conn->was_up && !conn->inbound)
+			peer->reconnects++;
+		conn->was_up = true;
+		conn->attempt = 0;
+		if (!conn->inbound && conn->q)
+			krt_peer_dp_add(conn);
+		else if (conn->q)
+			krt_queue_start(conn->q);	/* server: heartbeat checks */
+	} else if (old == KRT_CONN_ACTIVE) {
 		krt_peer_dp_del(conn);
+	}
 	if (reason) {
 		strscpy(conn->reason, reason, sizeof(conn->reason));
-		strscpy(conn->peer->reason, reason, sizeof(conn->peer->reason));
+		strscpy(peer->reason, reason, sizeof(peer->reason));
+		peer->err_time = jiffies ?: 1;
 	}
 	krt_nl_conn_event(conn);
-	krt_peer_update_state(conn->peer);
+	krt_peer_update_state(peer);
+	return true;
+}
+
+/*
+ * Backoff before attempt @n (0 = the first after a success): a random
+ * delay in [1, min(max, base * 2^n)] ms, full jitter so that the
+ * connections of many nodes do not come back in step.
+ */
+static unsigned long krt_conn_backoff(struct krt_peer *peer, u32 n)
+{
+	u32 base = max_t(u32, READ_ONCE(peer->prm.reconnect_ms), 1);
+	u32 cap = max_t(u32, READ_ONCE(peer->prm.reconnect_max_ms), base);
+	u64 d = (u64)base << min_t(u32, n, 20);
+
+	d = min_t(u64, d, cap);
+	return msecs_to_jiffies(1 + get_random_u32_below((u32)d));
+}
+
+/*
+ * After its release: an outbound connection still in the pool tries
+ * again after a backoff.  Caller holds krt_pool_lock.
+ */
+static void krt_conn_schedule_locked(struct krt_conn *conn)
+{
+	unsigned long delay;
+
+	lockdep_assert_held(&krt_pool_lock);
+	if (conn->inbound || list_empty(&conn->entry) || READ_ONCE(conn->peer->closing) ||
+	    conn->state != KRT_CONN_ERROR)
+		return;
+	delay = krt_conn_backoff(conn->peer, conn->attempt);
+	if (!krt_conn_set_state(conn, KRT_CONN_RECONNECTING, NULL))
+		return;
+	conn->next_attempt = jiffies + delay;
+	kref_get(&conn->ref);		/* the work's */
+	if (!queue_delayed_work(krt_wq, &conn->reconnect_work, delay))
+		krt_conn_put(conn);
+}
+
+static void krt_conn_release_work(struct work_struct *work)
+{
+	struct krt_conn *conn = container_of(work, struct krt_conn, release_work);
+
+	krt_conn_release(conn);
+	mutex_lock(&krt_pool_lock);
+	krt_conn_schedule_locked(conn);
+	mutex_unlock(&krt_pool_lock);
+	krt_conn_put(conn);		/* the work's */
+}
+
+/* Release in the background; the work holds a reference. */
+static void krt_conn_queue_release(struct krt_conn *conn)
+{
+	kref_get(&conn->ref);
+	if (!queue_work(krt_wq, &conn->release_work))
+		krt_conn_put(conn);
+}
+
+static void krt_conn_fatal_work(struct work_struct *work)
+{
+	struct krt_conn *conn = container_of(work, struct krt_conn, fatal_work);
+
+	krt_conn_fail(conn, "fatal QP error");
+	krt_conn_put(conn);		/* the work's */
+}
+
+/**
+ * krt_conn_qp_event() - asynchronous events of a connection's QP
+ * @ev: the event
+ * @ctx: the connection
+ *
+ * A receive before ESTABLISHED is reported to rdma_cm (COMM_EST); a
+ * fatal QP error fails the connection (from a work: drivers may call this
+ * in interrupt context); the rest is logged.
+ */
+void krt_conn_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct krt_conn *conn = ctx;
+
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
+		if (conn->cm_id)
+			rdma_notify(conn->cm_id, IB_EVENT_COMM_EST);
+		break;
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+	case IB_EVENT_PATH_MIG_ERR:
+		pr_warn_ratelimited("%s/%u: QP event: %s\n", conn->peer->name,
+				    conn->index, ib_event_msg(ev->event));
+		/* may be hardirq context: fail the connection from a work */
+		kref_get(&conn->ref);
+		if (!queue_work(krt_wq, &conn->fatal_work))
+			krt_conn_put(conn);
+		break;
+	default:
+		pr_debug("%s/%u: QP event: %s\n", conn->peer->name, conn->index,
+			 ib_event_msg(ev->event));
+		break;
+	}
 }
 
 /**
@@ -248,18 +472,26 @@ void krt_conn_fail(struct krt_conn *conn, const char *reason)
 		pr_debug("%s/%u: %s\n", peer->name, conn->index, reason);
 		krt_conn_set_state(conn, KRT_CONN_ERROR, reason);
 	}
+	if (conn->state == KRT_CONN_CLOSING) {
+		mutex_unlock(&krt_pool_lock);
+		return;		/* its closer releases it */
+	}
 	/*
 	 * An inbound connection is the remote's to re-establish: a failed one
 	 * leaves the pool, and an inbound peer without connections goes.
 	 */
 	if (conn->inbound && !list_empty(&conn->entry)) {
 		list_del_init(&conn->entry);
+		krt_pool_gen++;
 		close = true;		/* the pool's reference goes to close_work */
 		krt_peer_update_state(peer);
 		krt_pool_drop_empty_inbound(peer);
 	}
 	mutex_unlock(&krt_pool_lock);
-	queue_work(krt_wq, close ? &conn->close_work : &conn->release_work);
+	if (close)
+		queue_work(krt_wq, &conn->close_work);
+	else
+		krt_conn_queue_release(conn);
 }
 
 /**
@@ -272,16 +504,20 @@ void krt_conn_established(struct krt_conn *conn, struct rdma_cm_id *id)
 	mutex_lock(&krt_pool_lock);
 	memcpy(&conn->laddr, &id->route.addr.src_addr, sizeof(conn->laddr));
 	memcpy(&conn->raddr, &id->route.addr.dst_addr, sizeof(conn->raddr));
-	if (conn->state == KRT_CONN_CONNECTING)
+	/* a connection left its pool meanwhile: its closer is on the way */
+	if (conn->state == KRT_CONN_CONNECTING && !list_empty(&conn->entry) &&
+	    !READ_ONCE(conn->peer->closing))
 		krt_conn_set_state(conn, KRT_CONN_ACTIVE, NULL);
 	mutex_unlock(&krt_pool_lock);
 }
 
 /**
  * krt_conn_start() - connect an outbound connection
- * @conn: an idle connection, listed in its peer's pool
+ * @conn: a connection of a peer's pool, idle or waiting to reconnect
  *
- * Failures are reported through the connection's state.
+ * Does nothing if the connection left its pool or changed state since
+ * the caller found it (a parallel close, a shrink, an unload).  Failures
+ * are reported through the connection's state.
  */
 void krt_conn_start(struct krt_conn *conn)
 {
@@ -291,19 +527,43 @@ void krt_conn_start(struct krt_conn *conn)
 	id = krt_fault_connect() ? ERR_PTR(-ENOMEM) :
 		rdma_create_id(&init_net, krt_cm_handler, conn, RDMA_PS_TCP,
 			       IB_QPT_RC);
-	if (IS_ERR(id)) {
-		krt_conn_fail(conn, "cannot create a cm id");
+	mutex_lock(&krt_pool_lock);
+	if (list_empty(&conn->entry) || READ_ONCE(conn->peer->closing) ||
+	    (conn->state != KRT_CONN_IDLE && conn->state != KRT_CONN_RECONNECTING)) {
+		mutex_unlock(&krt_pool_lock);
+		if (!IS_ERR(id))
+			rdma_destroy_id(id);
+		return;
+	}
+	conn->attempt++;
+	if (IS_ERR(id) || krt_fault_reconnect()) {
+		krt_conn_set_state(conn, KRT_CONN_ERROR, IS_ERR(id) ?
+				   "cannot create a cm id" : "reconnect failed (fault injected)");
+		mutex_unlock(&krt_pool_lock);
+		if (!IS_ERR(id))
+			rdma_destroy_id(id);
+		krt_conn_queue_release(conn);
 		return;
 	}
 	kref_get(&conn->ref);		/* held by the id */
-	mutex_lock(&krt_pool_lock);
 	conn->cm_id = id;
+	/* the old id is destroyed: events of the new one count again */
+	conn->dying = false;
+	conn->hb_ms = conn->peer->prm.hb_ms;
+	conn->hb_misses = conn->peer->prm.hb_misses;
 	krt_conn_set_state(conn, KRT_CONN_CONNECTING, NULL);
-	mutex_unlock(&krt_pool_lock);
-
+	/*
+	 * ORDER: resolve under the lock, so that a close (which takes the id
+	 * under it) cannot destroy the id under us; rdma_cm reports the
+	 * outcome from its own workqueue, never from inside this call.  Safe
+	 * only because the id is new: on an id that resolved before,
+	 * rdma_resolve_addr() would wait for its handler, which takes this
+	 * lock.
+	 */
 	ret = krt_fault_connect() ? -ENOMEM :
 		rdma_resolve_addr(id, NULL, (struct sockaddr *)&conn->peer->addr,
 				  KRT_RESOLVE_TIMEOUT_MS);
+	mutex_unlock(&krt_pool_lock);
 	if (ret)
 		krt_conn_fail(conn, "address resolution failed to start");
 }
@@ -317,9 +577,12 @@ void krt_conn_start(struct krt_conn *conn)
 void krt_conn_close(struct krt_conn *conn)
 {
 	mutex_lock(&krt_pool_lock);
-	if (conn->state != KRT_CONN_ERROR)
+	if (conn->state != KRT_CONN_CLOSING)
 		krt_conn_set_state(conn, KRT_CONN_CLOSING, NULL);
 	mutex_unlock(&krt_pool_lock);
+	/* ORDER: no attempt starts after this, then release what is there */
+	if (cancel_delayed_work_sync(&conn->reconnect_work))
+		krt_conn_put(conn);	/* the work's */
 	krt_conn_release(conn);
 	flush_work(&conn->release_work);
 	krt_conn_put(conn);

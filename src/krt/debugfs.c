@@ -27,6 +27,47 @@ bool krt_fault_mask_frwr;
 u32 krt_fault_cm_req;
 /* Fault knob: corrupt the next data-path message sent (see queue.c). */
 u32 krt_fault_corrupt_msg;
+/* Fault knob: drop the next N data-path messages received (see queue.c). */
+u32 krt_fault_drop_rx;
+/* Fault knob: ignore every data-path message received (see queue.c). */
+bool krt_fault_silent;
+/* Fault knob: fail the next N reconnect attempts (see conn.c). */
+u32 krt_fault_reconnect_n;
+
+/* Take one from a "next N" fault counter. */
+static bool krt_fault_take(u32 *n)
+{
+	u32 v = READ_ONCE(*n);
+
+	while (v) {
+		u32 old = cmpxchg(n, v, v - 1);
+
+		if (old == v)
+			return true;
+		v = old;
+	}
+	return false;
+}
+
+/**
+ * krt_fault_reconnect() - whether to fail this reconnect attempt
+ *
+ * Return: true while fault/reconnect counts down.
+ */
+bool krt_fault_reconnect(void)
+{
+	return krt_fault_take(&krt_fault_reconnect_n);
+}
+
+/**
+ * krt_fault_drop() - whether to drop this received message
+ *
+ * Return: true while fault/drop_rx counts down.
+ */
+bool krt_fault_drop(void)
+{
+	return krt_fault_take(&krt_fault_drop_rx);
+}
 
 static struct dentry *krt_dbg_root;
 
@@ -196,6 +237,9 @@ static int krt_dbg_dp_show(struct seq_file *m, void *v)
 	seq_printf(m, "wc_errors: %lld\nrnr_errors: %lld\nbacklog_full: %lld\nresets: %lld\n",
 		   atomic64_read(&st->wc_errors), atomic64_read(&st->rnr_errors),
 		   atomic64_read(&st->backlog_full), atomic64_read(&st->resets));
+	seq_printf(m, "api_misuse: %lld\ndropped: %lld\nmem_total: %llu\nmem_budget: %llu\n",
+		   atomic64_read(&st->api_misuse), atomic64_read(&st->dropped),
+		   krt_mem_total(), krt_mem_budget());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(krt_dbg_dp);
@@ -315,6 +359,9 @@ void krt_debugfs_init(void)
 	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fault_mask_frwr);
 	debugfs_create_u32("cm_req", 0600, fault, &krt_fault_cm_req);
 	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fault_corrupt_msg);
+	debugfs_create_u32("drop_rx", 0600, fault, &krt_fault_drop_rx);
+	debugfs_create_bool("silent", 0600, fault, &krt_fault_silent);
+	debugfs_create_u32("reconnect", 0600, fault, &krt_fault_reconnect_n);
 	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_dbg_hold_fops);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 	/* quiet by default: fail-nth sweeps pass through these points too */

@@ -24,6 +24,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/wait_bit.h>
 #include "krt.h"
 
 /* Protects krt_dev_list and the mutable fields of every krt_device. */
@@ -49,8 +50,9 @@ static void krt_dev_release(struct kref *ref)
  */
 void krt_dev_put(struct krt_device *dev)
 {
-	if (dev)
-		kref_put(&dev->ref, krt_dev_release);
+	/* the remove callback, holding the last reference, waits for this */
+	if (dev && !kref_put(&dev->ref, krt_dev_release))
+		wake_up_var(&dev->ref);
 }
 
 /**

@@ -54,7 +54,9 @@ int krt_frwr_check(const struct bio_vec *bv, unsigned int nr, u32 *len,
 	if (!bv || !nr)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
-		if (!bv[i].bv_len || bv[i].bv_offset + bv[i].bv_len > PAGE_SIZE)
+		/* no u32 sum that could wrap */
+		if (!bv[i].bv_len || bv[i].bv_len > PAGE_SIZE ||
+		    bv[i].bv_offset > PAGE_SIZE - bv[i].bv_len)
 			return -EINVAL;
 		if (i > 0 && bv[i].bv_offset)
 			return -EINVAL;
@@ -70,37 +72,29 @@ int krt_frwr_check(const struct bio_vec *bv, unsigned int nr, u32 *len,
 }
 
 /**
- * krt_frwr_sg() - a scatterlist of a buffer's segments
+ * krt_frwr_sg_fill() - describe a buffer's segments in a scatterlist
+ * @sgl: at least @nr entries (preallocated with the slot or server request)
  * @bv: the segments, checked by krt_frwr_check()
  * @nr: their number
- * @gfp: allocation flags
- *
- * Return: the scatterlist (free it with kfree() unless mapped), or NULL.
  */
-struct scatterlist *krt_frwr_sg(const struct bio_vec *bv, unsigned int nr, gfp_t gfp)
+void krt_frwr_sg_fill(struct scatterlist *sgl, const struct bio_vec *bv, unsigned int nr)
 {
-	struct scatterlist *sgl;
 	unsigned int i;
 
-	sgl = krt_fault_register() ? NULL : kmalloc_array(nr, sizeof(*sgl), gfp);
-	if (!sgl)
-		return NULL;
 	sg_init_table(sgl, nr);
 	for (i = 0; i < nr; i++)
 		sg_set_page(&sgl[i], bv[i].bv_page, bv[i].bv_len, bv[i].bv_offset);
-	return sgl;
 }
 
 /**
  * krt_frwr_map() - DMA-map a scatterlist for a device
  * @ibdev: the device; caller makes sure it stays (queue lock, QP not
  *	drained)
- * @sgl: from krt_frwr_sg()
+ * @sgl: from krt_frwr_sg_fill()
  * @nr: its entries
  * @dir: DMA direction
  *
- * Return: the number of mapped entries (at least 1), or -EIO; the
- * scatterlist stays allocated either way.
+ * Return: the number of mapped entries (at least 1), or -EIO.
  */
 int krt_frwr_map(struct ib_device *ibdev, struct scatterlist *sgl, unsigned int nr,
 		 enum dma_data_direction dir)
@@ -108,22 +102,6 @@ int krt_frwr_map(struct ib_device *ibdev, struct scatterlist *sgl, unsigned int 
 	int nents = krt_fault_register() ? 0 : ib_dma_map_sg(ibdev, sgl, nr, dir);
 
 	return nents ? nents : -EIO;
-}
-
-/**
- * krt_frwr_unmap() - undo krt_frwr_map() and free the scatterlist
- * @ibdev: the device
- * @sgl: the scatterlist, or NULL
- * @nr: entries given to krt_frwr_map()
- * @dir: DMA direction given to krt_frwr_map()
- */
-void krt_frwr_unmap(struct ib_device *ibdev, struct scatterlist *sgl,
-		    unsigned int nr, enum dma_data_direction dir)
-{
-	if (!sgl)
-		return;
-	ib_dma_unmap_sg(ibdev, sgl, nr, dir);
-	kfree(sgl);
 }
 
 /**

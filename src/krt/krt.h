@@ -67,6 +67,7 @@ struct krt_dev_caps {
  * @enabled: administrator's switch; protected by krt_dev_lock
  * @removed: the device is going away; protected by krt_dev_lock
  * @dbg_dir: debugfs folder; created and removed by the ib_client callbacks
+ * @mem_used: bytes accounted to connections on this device (atomic)
  */
 struct krt_device {
 	struct kref		ref;
@@ -80,6 +81,7 @@ struct krt_device {
 	bool			enabled;
 	bool			removed;
 	struct dentry		*dbg_dir;
+	atomic64_t		mem_used;
 };
 
 /* Objects whose pointer is an rdma_cm_id's context start with this. */
@@ -117,17 +119,36 @@ struct krt_queue;
  * @dying: set under the cm handler lock: events are ignored from then on
  * @cm_id: the connection's id; krt_pool_lock; owned by the connection
  * @dev: device of the QP (reference), set when the route is known
- * @cq: completion queue; created and freed with the QP
+ * @cq: completion queue; created and freed with the QP; krt_pool_lock
+ * @pd: the connection's own protection domain, for its QP and MRs;
+ *	created and freed with the QP; krt_pool_lock
  * @depth: work requests per direction
  * @qpn: local QP number
  * @laddr: local address; krt_pool_lock
  * @raddr: remote address; krt_pool_lock
  * @reason: last failure; krt_pool_lock
  * @release_work: tears the RDMA resources down outside cm handlers
+ *	(holds a reference while queued)
  * @close_work: krt_conn_close() from a context that cannot wait
- * @work_entry: on a caller's private list while being started or closed
- * @q: data path (queue.c); created with the QP, freed with the connection
+ * @fatal_work: fails the connection after a fatal QP event (holds a
+ *	reference while queued)
+ * @work_entry: on a closer's private list (only the one that unlisted it)
+ * @start_entry: on the private list of the caller that added it to its
+ *	pool, until started
+ * @dev_entry: on krt_pool_dev_close_conns()'s list while its device goes
+ * @q: data path (queue.c); published and cleared under krt_pool_lock
  * @dp_entry: in the peer's @dp_conns while it takes requests; peer->dp_lock
+ * @reconnect_work: next connect attempt of an outbound connection
+ * @reconnects: times it came up again after the first time; krt_pool_lock
+ * @attempt: connect attempts since its last success; krt_pool_lock
+ * @state_time: jiffies of the last state change; krt_pool_lock
+ * @next_attempt: jiffies of the scheduled attempt; krt_pool_lock
+ * @was_up: it was active once; krt_pool_lock
+ * @mem: bytes charged to the budget for this connection; krt_pool_lock
+ * @hb_ms: heartbeat interval the connection uses (from the peer or the
+ *	remote's private data); set before the queue starts
+ * @hb_misses: heartbeats missed before the connection is reset
+ * @in_entry: inbound: in the list of every inbound connection; krt_in_lock
  */
 struct krt_conn {
 	enum krt_cm_ctx		ctx;
@@ -141,6 +162,7 @@ struct krt_conn {
 	struct rdma_cm_id	*cm_id;
 	struct krt_device	*dev;
 	struct ib_cq		*cq;
+	struct ib_pd		*pd;
 	u32			depth;
 	u32			qpn;
 	struct sockaddr_storage	laddr;
@@ -148,9 +170,47 @@ struct krt_conn {
 	char			reason[64];
 	struct work_struct	release_work;
 	struct work_struct	close_work;
+	struct work_struct	fatal_work;
 	struct list_head	work_entry;
+	struct list_head	start_entry;
+	struct list_head	dev_entry;
 	struct krt_queue	*q;
 	struct list_head	dp_entry;
+	struct delayed_work	reconnect_work;
+	u32			reconnects;
+	u32			attempt;
+	unsigned long		state_time;
+	unsigned long		next_attempt;
+	bool			was_up;
+	u64			mem;
+	u32			hb_ms;
+	u32			hb_misses;
+	struct list_head	in_entry;
+};
+
+/**
+ * struct krt_peer_params - what peer add and peer set configure
+ * @conns: pool size
+ * @depth: queue depth per connection
+ * @policy: enum krt_policy
+ * @reconnect_ms: first reconnect delay
+ * @reconnect_max_ms: cap of the exponential backoff
+ * @loss_timeout_s: seconds without an active connection after which
+ *	queued requests fail with -ENOTCONN
+ * @hb_ms: heartbeat interval on idle connections
+ * @hb_misses: heartbeat intervals without a sign of life before a reset
+ *
+ * Zero means default (add) or keep (set).
+ */
+struct krt_peer_params {
+	u32	conns;
+	u32	depth;
+	u32	policy;
+	u32	reconnect_ms;
+	u32	reconnect_max_ms;
+	u32	loss_timeout_s;
+	u32	hb_ms;
+	u32	hb_misses;
 };
 
 /**
@@ -170,9 +230,22 @@ struct krt_conn {
  * @conns: the pool, by index; krt_pool_lock
  * @reason: last failure of one of its connections; krt_pool_lock
  * @reject: last reject reason received; krt_pool_lock
- * @dp_lock: protects @dp_conns and @dp_rr; taken in the submit path
+ * @dp_lock: protects @dp_conns, @dp_rr and @pending; taken in the submit path
  * @dp_conns: active outbound connections that take requests
  * @dp_rr: round-robin cursor
+ * @prm: configuration (reconnect, loss timeout, heartbeat); krt_pool_lock,
+ *	read with READ_ONCE() elsewhere
+ * @pending: requests waiting for an active connection; @dp_lock
+ * @nr_pending: their number; @dp_lock
+ * @pending_work: fails pending requests past their deadline or the loss
+ *	timeout, and re-sends them when a connection is up
+ * @down_since: jiffies since no connection is active (0: one is); @dp_lock
+ * @err_time: jiffies of the last failure (0: none); krt_pool_lock
+ * @resent: requests re-sent after their connection failed (atomic)
+ * @reconnects: reconnects of its connections; krt_pool_lock
+ * @mem: bytes charged for its connections (atomic)
+ * @closing: being deleted: no reconnects, pending requests fail; @dp_lock
+ * @was_up: a connection was active once; krt_pool_lock
  */
 struct krt_peer {
 	struct kref		ref;
@@ -189,9 +262,20 @@ struct krt_peer {
 	struct list_head	conns;
 	char			reason[64];
 	u32			reject;
-	spinlock_t		dp_lock;	/* @dp_conns, @dp_rr */
+	spinlock_t		dp_lock;	/* @dp_conns, @dp_rr, @pending */
 	struct list_head	dp_conns;
 	u32			dp_rr;
+	struct krt_peer_params	prm;
+	struct list_head	pending;
+	u32			nr_pending;
+	struct delayed_work	pending_work;
+	unsigned long		down_since;
+	unsigned long		err_time;
+	atomic64_t		resent;
+	u64			reconnects;
+	atomic64_t		mem;
+	bool			closing;
+	bool			was_up;
 };
 
 /* pool.c */
@@ -200,23 +284,46 @@ extern struct list_head krt_peers;
 extern struct list_head krt_listeners;
 extern u64 krt_node_id;
 extern unsigned int krt_port;
+extern u32 krt_pool_gen;
+extern unsigned int krt_max_peer_conns;
+extern unsigned int krt_max_inbound_depth;
+
+/* heartbeat bounds: what a remote may ask for, what peer set allows */
+#define KRT_HB_MIN_MS		50
+#define KRT_HB_MAX_MS		60000
+#define KRT_HB_MAX_MISSES	100
 
 int krt_pool_init(void);
 void krt_pool_exit(void);
 void krt_pool_destroy_wq(void);
 bool krt_pool_accept_from(const struct sockaddr_storage *src);
 bool krt_pool_check_limit(struct krt_peer *peer);
+bool krt_pool_inbound_room(const struct sockaddr_storage *src, u32 replacing);
+bool krt_addr_equal(const struct sockaddr_storage *a,
+		    const struct sockaddr_storage *b, bool port);
+u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io);
+int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io);
+void krt_mem_uncharge(struct krt_conn *conn);
+bool krt_peer_lost(struct krt_peer *peer);
 void krt_pool_drop_empty_inbound(struct krt_peer *peer);
 struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
 				       u32 depth);
 void krt_pool_dev_remove(struct krt_device *dev);
 int krt_listen_add(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
 int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
-int krt_peer_add(const char *name, struct sockaddr_storage *addr, u32 conns,
-		 u32 depth, u32 policy, struct netlink_ext_ack *extack);
+int krt_peer_add(const char *name, struct sockaddr_storage *addr,
+		 const struct krt_peer_params *prm, struct netlink_ext_ack *extack);
 int krt_peer_del(const char *name, struct netlink_ext_ack *extack);
-int krt_peer_set(const char *name, u32 conns, u32 depth, u32 policy,
+int krt_peer_set(const char *name, const struct krt_peer_params *prm,
 		 struct netlink_ext_ack *extack);
+int krt_peer_reconnect(const char *name, struct netlink_ext_ack *extack);
+int krt_conn_reset(const char *name, u32 index, struct netlink_ext_ack *extack);
+u32 krt_peer_next_attempt_ms(struct krt_peer *peer, bool *scheduled);
+u32 krt_peer_loss_left_ms(struct krt_peer *peer, bool *counting);
+u32 krt_peer_attempt(struct krt_peer *peer);
+u32 krt_peer_queued(struct krt_peer *peer);
+u64 krt_mem_budget(void);
+u64 krt_mem_total(void);
 struct krt_peer *krt_peer_find_locked(const char *name);
 u32 krt_peer_conns_up(struct krt_peer *peer);
 void krt_peer_update_state(struct krt_peer *peer);
@@ -230,14 +337,24 @@ void krt_conn_release(struct krt_conn *conn);
 void krt_conn_close(struct krt_conn *conn);
 void krt_conn_established(struct krt_conn *conn, struct rdma_cm_id *id);
 void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id);
+struct krt_queue *krt_conn_take_queue(struct krt_conn *conn);
+bool krt_conn_set_state(struct krt_conn *conn, enum krt_conn_state state,
+			const char *reason);
+void krt_conn_qp_event(struct ib_event *ev, void *ctx);
 void krt_peer_dp_add(struct krt_conn *conn);
 void krt_peer_dp_del(struct krt_conn *conn);
+void krt_peer_resend(struct krt_peer *peer, struct krt_req *req, int status);
+void krt_req_finish(struct krt_req *req, int status);
+void krt_peer_pending_work(struct work_struct *work);
+void krt_peer_mark_closing(struct krt_peer *peer);
+void krt_peer_shutdown(struct krt_peer *peer);
 
 #define KRT_RESOLVE_TIMEOUT_MS	2000
 #define KRT_MAX_DEPTH		4096
 
 /* cm.c */
-extern atomic_t krt_cm_rejects[KRT_REJ_NO_RESOURCES + 1];
+#define KRT_REJ_MAX	KRT_REJ_IDENTITY
+extern atomic_t krt_cm_rejects[KRT_REJ_MAX + 1];
 extern atomic_t krt_cm_malformed;
 
 int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
@@ -262,6 +379,7 @@ const char *krt_dev_state_name(enum krt_dev_state state);
 /* queue.c: the data path of one connection */
 extern unsigned int krt_max_io;
 extern unsigned int krt_req_timeout_ms;
+extern unsigned int krt_rnr_retry;
 
 /**
  * struct krt_qstats - counters of one connection's data path
@@ -286,6 +404,8 @@ struct krt_qstats {
 	u64	wc_errors;
 	u64	local_inv;
 	u64	remote_inv;
+	u64	heartbeats;
+	u64	hb_timeouts;
 };
 
 /* Global data-path counters (all connections, past and present). */
@@ -297,14 +417,17 @@ struct krt_dp_stats {
 	atomic64_t	rnr_errors;
 	atomic64_t	backlog_full;
 	atomic64_t	resets;
+	atomic64_t	api_misuse;
+	atomic64_t	dropped;
 };
 
 extern struct krt_dp_stats krt_dp_stats;
 
-int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
-		     struct krt_device *dev, u32 max_inline);
+struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
+				   struct krt_device *dev, u32 max_inline);
 void krt_queue_destroy(struct krt_conn *conn);
-void krt_queue_free(struct krt_conn *conn);
+void krt_queue_free(struct krt_queue *q);
+void krt_queue_reset(struct krt_queue *q, const char *why);
 void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth,
 			  u32 max_io);
 u32 krt_queue_max_io(struct krt_queue *q);
@@ -318,11 +441,9 @@ void krt_srv_req_release(struct krt_srv_req *sreq);
 /* frwr.c: fast registration of page lists */
 int krt_frwr_check(const struct bio_vec *bv, unsigned int nr, u32 *len,
 		   u32 *pages);
-struct scatterlist *krt_frwr_sg(const struct bio_vec *bv, unsigned int nr, gfp_t gfp);
+void krt_frwr_sg_fill(struct scatterlist *sgl, const struct bio_vec *bv, unsigned int nr);
 int krt_frwr_map(struct ib_device *ibdev, struct scatterlist *sgl, unsigned int nr,
 		 enum dma_data_direction dir);
-void krt_frwr_unmap(struct ib_device *ibdev, struct scatterlist *sgl,
-		    unsigned int nr, enum dma_data_direction dir);
 int krt_frwr_reg(struct ib_mr *mr, struct scatterlist *sgl, int nents,
 		 struct ib_reg_wr *reg, int access);
 void krt_frwr_inv(struct ib_send_wr *wr, struct ib_mr *mr, struct ib_cqe *cqe);
@@ -341,6 +462,7 @@ struct krt_test_args {
 	u32	threads;
 	u32	timeout_ms;
 	bool	nowait;
+	bool	noretry;
 };
 
 struct krt_test_result {
@@ -356,6 +478,7 @@ struct krt_test_result {
 	u64	lat_max;
 	s32	first_error;
 	u64	eagain;
+	u64	resent;
 };
 
 extern bool krt_test_service;
@@ -370,6 +493,11 @@ bool krt_test_holding(void);
 extern bool krt_fault_mask_frwr;
 extern u32 krt_fault_cm_req;
 extern u32 krt_fault_corrupt_msg;
+extern u32 krt_fault_drop_rx;
+extern bool krt_fault_silent;
+extern u32 krt_fault_reconnect_n;
+bool krt_fault_reconnect(void);
+bool krt_fault_drop(void);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 bool krt_fault_connect(void);
 bool krt_fault_register(void);

@@ -6,11 +6,18 @@
  *
  * The control plane of krt.  Spec: Documentation/netlink/specs/krt.yaml;
  * uapi: include/uapi/linux/krt.h.  Every operation has its own policy, so
- * the core rejects unknown attributes, wrong types and oversize strings
- * before a handler runs; handlers check presence with GENL_REQ_ATTR_CHECK
- * and answer every refusal with an extack message.  Operations that change
- * state carry GENL_ADMIN_PERM (CAP_NET_ADMIN).  Changes are announced on
- * the "events" multicast group.
+ * the core rejects unknown attributes, wrong types, oversize strings and
+ * out-of-range values before a handler runs; handlers check presence with
+ * GENL_REQ_ATTR_CHECK and answer every refusal with an extack message.
+ * Operations that change state carry GENL_ADMIN_PERM (CAP_NET_ADMIN).
+ * Changes are announced on the "events" multicast group, which only
+ * CAP_NET_ADMIN may join (GENL_MCAST_CAP_NET_ADMIN, where the kernel has
+ * it).
+ *
+ * Peer and connection dumps walk lists with positional cursors; each pass
+ * sets the dump's sequence from krt_pool_gen, so a dump across a change of
+ * those lists is flagged NLM_F_DUMP_INTR (and should be repeated) rather
+ * than silently skipping or repeating entries.
  *
  * Handlers run in parallel (parallel_ops): each takes krt_pool_lock or
  * krt_dev_lock for what it reads or changes, so a long KRT_CMD_TEST run
@@ -29,8 +36,22 @@ enum krt_mcgrp {
 	KRT_MCGRP_EVENTS_ID,
 };
 
+/*
+ * Events carry peer and connection addresses, the node ids remotes claim
+ * and failure reasons, as they happen: joining needs CAP_NET_ADMIN.  A
+ * kernel without GENL_MCAST_CAP_NET_ADMIN lets every user join.
+ */
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+#define KRT_MCGRP_EVENTS_FLAGS	GENL_MCAST_CAP_NET_ADMIN
+#else
+#define KRT_MCGRP_EVENTS_FLAGS	0
+#endif
+
 static const struct genl_multicast_group krt_mcgrps[] = {
-	[KRT_MCGRP_EVENTS_ID] = { .name = KRT_MCGRP_EVENTS },
+	[KRT_MCGRP_EVENTS_ID] = {
+		.name	= KRT_MCGRP_EVENTS,
+		.flags	= KRT_MCGRP_EVENTS_FLAGS,
+	},
 };
 
 static const struct nla_policy krt_dev_get_policy[KRT_A_DEV_MAX + 1] = {
@@ -49,6 +70,18 @@ static const struct nla_policy krt_listen_policy[KRT_A_LISTEN_MAX + 1] = {
 	[KRT_A_LISTEN_PORT]	= { .type = NLA_U16 },
 };
 
+static struct netlink_range_validation krt_reconnect_ms_range = {
+	.min = 1, .max = 3600000,
+};
+
+static struct netlink_range_validation krt_loss_timeout_range = {
+	.min = 1, .max = 86400,
+};
+
+static struct netlink_range_validation krt_hb_ms_range = {
+	.min = KRT_HB_MIN_MS, .max = KRT_HB_MAX_MS,
+};
+
 static const struct nla_policy krt_peer_policy[KRT_A_PEER_MAX + 1] = {
 	[KRT_A_PEER_NAME]	= { .type = NLA_NUL_STRING,
 				    .len = KRT_PEER_NAME_MAX - 1 },
@@ -57,11 +90,32 @@ static const struct nla_policy krt_peer_policy[KRT_A_PEER_MAX + 1] = {
 	[KRT_A_PEER_CONNS]	= { .type = NLA_U32 },
 	[KRT_A_PEER_DEPTH]	= { .type = NLA_U32 },
 	[KRT_A_PEER_POLICY]	= { .type = NLA_U32 },
+	[KRT_A_PEER_RECONNECT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &krt_reconnect_ms_range),
+	[KRT_A_PEER_RECONNECT_MAX_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &krt_reconnect_ms_range),
+	[KRT_A_PEER_LOSS_TIMEOUT_S] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &krt_loss_timeout_range),
+	[KRT_A_PEER_HB_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &krt_hb_ms_range),
+	[KRT_A_PEER_HB_MISSES]	= NLA_POLICY_RANGE(NLA_U32, 1, KRT_HB_MAX_MISSES),
+};
+
+/* KRT_CMD_PEER_RECONNECT: the peer's name, nothing else */
+static const struct nla_policy krt_peer_name_policy[KRT_A_PEER_MAX + 1] = {
+	[KRT_A_PEER_NAME]	= { .type = NLA_NUL_STRING,
+				    .len = KRT_PEER_NAME_MAX - 1 },
 };
 
 static const struct nla_policy krt_conn_policy[KRT_A_CONN_MAX + 1] = {
 	[KRT_A_CONN_PEER]	= { .type = NLA_NUL_STRING,
 				    .len = KRT_PEER_NAME_MAX - 1 },
+};
+
+/* KRT_CMD_CONN_RESET: peer name and connection index */
+static const struct nla_policy krt_conn_reset_policy[KRT_A_CONN_MAX + 1] = {
+	[KRT_A_CONN_PEER]	= { .type = NLA_NUL_STRING,
+				    .len = KRT_PEER_NAME_MAX - 1 },
+	[KRT_A_CONN_INDEX]	= { .type = NLA_U32 },
 };
 
 static struct netlink_range_validation krt_test_count_range = {
@@ -86,6 +140,7 @@ static const struct nla_policy krt_test_policy[KRT_A_TEST_MAX + 1] = {
 	[KRT_A_TEST_THREADS]	= NLA_POLICY_RANGE(NLA_U32, 1, 64),
 	[KRT_A_TEST_TIMEOUT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &krt_test_timeout_range),
 	[KRT_A_TEST_NOWAIT]	= NLA_POLICY_MAX(NLA_U8, 1),
+	[KRT_A_TEST_NORETRY]	= NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static struct genl_family krt_genl_family;
@@ -119,7 +174,13 @@ static int krt_nl_fill_dev(struct sk_buff *skb, struct krt_device *dev,
 	    nla_put_u32(skb, KRT_A_DEV_COMP_VECTORS, c->comp_vectors) ||
 	    nla_put_u32(skb, KRT_A_DEV_PORTS, c->ports) ||
 	    nla_put_u64_64bit(skb, KRT_A_DEV_NODE_GUID,
-			      be64_to_cpu(c->node_guid), KRT_A_DEV_UNSPEC))
+			      be64_to_cpu(c->node_guid), KRT_A_DEV_PAD) ||
+	    nla_put_u64_64bit(skb, KRT_A_DEV_MEM_USED,
+			      atomic64_read(&dev->mem_used), KRT_A_DEV_PAD) ||
+	    nla_put_u64_64bit(skb, KRT_A_DEV_MEM_BUDGET, krt_mem_budget(),
+			      KRT_A_DEV_PAD) ||
+	    nla_put_u64_64bit(skb, KRT_A_DEV_MEM_TOTAL, krt_mem_total(),
+			      KRT_A_DEV_PAD))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -317,9 +378,11 @@ static int krt_nl_listen_doit(struct sk_buff *skb, struct genl_info *info)
 	return krt_listen_del(&ss, info->extack);
 }
 
+/* Dump cursor: positions in the lists; @started after the first pass. */
 struct krt_nl_dump_ctx {
 	long idx;
 	long sub;
+	bool started;
 };
 
 static int krt_nl_listen_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -349,14 +412,74 @@ static int krt_nl_listen_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 	return skb->len;
 }
 
+/*
+ * The dump's sequence: krt_pool_gen changes whenever a peer or connection
+ * joins or leaves a list.  Never 0 (0 turns the consistency check off).
+ */
+static void krt_nl_dump_seq(struct netlink_callback *cb)
+{
+	lockdep_assert_held(&krt_pool_lock);
+	cb->seq = (krt_pool_gen << 1) | 1;
+}
+
+/* ms since @since (jiffies) */
+static u64 krt_nl_age_ms(unsigned long since)
+{
+	return jiffies64_to_msecs(jiffies - since);
+}
+
+/* What peer add and peer set configure (outbound peers only). */
+static int krt_nl_put_peer_prm(struct sk_buff *skb, const struct krt_peer *peer)
+{
+	const struct krt_peer_params *prm = &peer->prm;
+
+	if (peer->inbound)
+		return 0;
+	return nla_put_u32(skb, KRT_A_PEER_RECONNECT_MS, prm->reconnect_ms) ||
+	       nla_put_u32(skb, KRT_A_PEER_RECONNECT_MAX_MS, prm->reconnect_max_ms) ||
+	       nla_put_u32(skb, KRT_A_PEER_LOSS_TIMEOUT_S, prm->loss_timeout_s) ||
+	       nla_put_u32(skb, KRT_A_PEER_HB_MS, prm->hb_ms) ||
+	       nla_put_u32(skb, KRT_A_PEER_HB_MISSES, prm->hb_misses);
+}
+
+/* Where recovery stands, and the peer's counters. */
+static int krt_nl_put_peer_recovery(struct sk_buff *skb, struct krt_peer *peer)
+{
+	unsigned long err_time = peer->err_time;
+	bool scheduled, counting;
+	u32 next, left;
+
+	next = krt_peer_next_attempt_ms(peer, &scheduled);
+	left = krt_peer_loss_left_ms(peer, &counting);
+	return nla_put_u32(skb, KRT_A_PEER_ATTEMPT, krt_peer_attempt(peer)) ||
+	       (scheduled && nla_put_u32(skb, KRT_A_PEER_NEXT_ATTEMPT_MS, next)) ||
+	       (counting && nla_put_u32(skb, KRT_A_PEER_LOSS_LEFT_MS, left)) ||
+	       (err_time && nla_put_u64_64bit(skb, KRT_A_PEER_ERROR_AGE_MS,
+					      krt_nl_age_ms(err_time), KRT_A_PEER_PAD)) ||
+	       nla_put_u64_64bit(skb, KRT_A_PEER_MEM, atomic64_read(&peer->mem),
+				 KRT_A_PEER_PAD) ||
+	       nla_put_u64_64bit(skb, KRT_A_PEER_RESENT, atomic64_read(&peer->resent),
+				 KRT_A_PEER_PAD) ||
+	       nla_put_u32(skb, KRT_A_PEER_QUEUED, krt_peer_queued(peer)) ||
+	       nla_put_u64_64bit(skb, KRT_A_PEER_RECONNECTS, peer->reconnects,
+				 KRT_A_PEER_PAD);
+}
+
+/*
+ * A peer's attributes.  Caller holds krt_pool_lock, or the peer is
+ * unlisted and has no connections left.  @cb: the dump, or NULL.
+ */
 static int krt_nl_fill_peer(struct sk_buff *skb, struct krt_peer *peer, u8 cmd,
-			    u32 portid, u32 seq, int flags)
+			    u32 portid, u32 seq, int flags,
+			    struct netlink_callback *cb)
 {
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &krt_genl_family, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
 	if (nla_put_string(skb, KRT_A_PEER_NAME, peer->name) ||
 	    (!peer->inbound &&
 	     krt_nl_put_addr(skb, KRT_A_PEER_ADDR, KRT_A_PEER_PORT, &peer->addr)) ||
@@ -366,9 +489,11 @@ static int krt_nl_fill_peer(struct sk_buff *skb, struct krt_peer *peer, u8 cmd,
 	    nla_put_u32(skb, KRT_A_PEER_STATE, peer->state) ||
 	    nla_put_u32(skb, KRT_A_PEER_CONNS_UP, krt_peer_conns_up(peer)) ||
 	    nla_put_u8(skb, KRT_A_PEER_INBOUND, peer->inbound) ||
-	    nla_put_u64_64bit(skb, KRT_A_PEER_NODE_ID, peer->node_id, KRT_A_PEER_UNSPEC) ||
+	    nla_put_u64_64bit(skb, KRT_A_PEER_NODE_ID, peer->node_id, KRT_A_PEER_PAD) ||
 	    (peer->reject && nla_put_u32(skb, KRT_A_PEER_REJECT, peer->reject)) ||
-	    (peer->reason[0] && nla_put_string(skb, KRT_A_PEER_REASON, peer->reason)))
+	    (peer->reason[0] && nla_put_string(skb, KRT_A_PEER_REASON, peer->reason)) ||
+	    krt_nl_put_peer_prm(skb, peer) ||
+	    krt_nl_put_peer_recovery(skb, peer))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -377,14 +502,18 @@ cancel:
 	return -EMSGSIZE;
 }
 
+/* A connection's attributes; caller holds krt_pool_lock.  @cb: the dump, or NULL. */
 static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
-			    u32 portid, u32 seq, int flags)
+			    u32 portid, u32 seq, int flags,
+			    struct netlink_callback *cb)
 {
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &krt_genl_family, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
 	if (nla_put_string(skb, KRT_A_CONN_PEER, conn->peer->name) ||
 	    nla_put_u32(skb, KRT_A_CONN_INDEX, conn->index) ||
 	    nla_put_u32(skb, KRT_A_CONN_STATE, conn->state) ||
@@ -394,7 +523,12 @@ static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
 	    nla_put_u32(skb, KRT_A_CONN_DEPTH, conn->depth) ||
 	    nla_put_u32(skb, KRT_A_CONN_INFLIGHT, krt_queue_inflight(conn->q)) ||
 	    (conn->dev && nla_put_string(skb, KRT_A_CONN_DEV, conn->dev->name)) ||
-	    (conn->reason[0] && nla_put_string(skb, KRT_A_CONN_REASON, conn->reason)))
+	    (conn->reason[0] && nla_put_string(skb, KRT_A_CONN_REASON, conn->reason)) ||
+	    nla_put_u32(skb, KRT_A_CONN_RECONNECTS, conn->reconnects) ||
+	    nla_put_u64_64bit(skb, KRT_A_CONN_STATE_AGE_MS,
+			      krt_nl_age_ms(conn->state_time), KRT_A_CONN_PAD) ||
+	    nla_put_u32(skb, KRT_A_CONN_ATTEMPT, conn->attempt) ||
+	    nla_put_u64_64bit(skb, KRT_A_CONN_MEM, conn->mem, KRT_A_CONN_PAD))
 		goto cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -403,46 +537,64 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* conns/depth/policy of a peer request; 0 where absent. */
-static int krt_nl_peer_params(struct genl_info *info, u32 *conns, u32 *depth,
-			      u32 *policy)
+static u32 krt_nl_u32(struct genl_info *info, int type, u32 def)
+{
+	return info->attrs[type] ? nla_get_u32(info->attrs[type]) : def;
+}
+
+/*
+ * The settings of a peer request, 0 where absent.  The policy checked the
+ * ranges of the recovery settings; conns, depth and policy are checked
+ * here (their messages name the attribute).
+ */
+static int krt_nl_peer_params(struct genl_info *info, struct krt_peer_params *prm)
 {
 	struct nlattr *a;
 
-	*conns = 0;
-	*depth = 0;
-	*policy = 0;
+	memset(prm, 0, sizeof(*prm));
 	a = info->attrs[KRT_A_PEER_CONNS];
 	if (a) {
-		*conns = nla_get_u32(a);
-		if (!*conns) {
+		prm->conns = nla_get_u32(a);
+		if (!prm->conns) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a, "conns: must be at least 1");
 			return -EINVAL;
 		}
 	}
 	a = info->attrs[KRT_A_PEER_DEPTH];
 	if (a) {
-		*depth = nla_get_u32(a);
-		if (*depth < 2 || *depth > KRT_MAX_DEPTH) {
+		prm->depth = nla_get_u32(a);
+		if (prm->depth < 2 || prm->depth > KRT_MAX_DEPTH) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a, "depth: must be 2..4096");
 			return -EINVAL;
 		}
 	}
 	a = info->attrs[KRT_A_PEER_POLICY];
 	if (a) {
-		*policy = nla_get_u32(a);
-		if (*policy != KRT_POLICY_RR && *policy != KRT_POLICY_MIN_INFLIGHT) {
+		prm->policy = nla_get_u32(a);
+		if (prm->policy != KRT_POLICY_RR && prm->policy != KRT_POLICY_MIN_INFLIGHT) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a, "policy: must be rr or min-inflight");
 			return -EINVAL;
 		}
+	}
+	prm->reconnect_ms = krt_nl_u32(info, KRT_A_PEER_RECONNECT_MS, 0);
+	prm->reconnect_max_ms = krt_nl_u32(info, KRT_A_PEER_RECONNECT_MAX_MS, 0);
+	prm->loss_timeout_s = krt_nl_u32(info, KRT_A_PEER_LOSS_TIMEOUT_S, 0);
+	prm->hb_ms = krt_nl_u32(info, KRT_A_PEER_HB_MS, 0);
+	prm->hb_misses = krt_nl_u32(info, KRT_A_PEER_HB_MISSES, 0);
+	/* one given alone is checked against the other's value by pool.c */
+	if (prm->reconnect_ms && prm->reconnect_max_ms &&
+	    prm->reconnect_max_ms < prm->reconnect_ms) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KRT_A_PEER_RECONNECT_MAX_MS],
+				    "reconnect_max_ms: must not be below reconnect_ms");
+		return -EINVAL;
 	}
 	return 0;
 }
 
 static int krt_nl_peer_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct krt_peer_params prm;
 	struct sockaddr_storage ss;
-	u32 conns, depth, policy;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME) ||
@@ -458,11 +610,11 @@ static int krt_nl_peer_add_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = krt_nl_get_addr(info, KRT_A_PEER_ADDR, KRT_A_PEER_PORT, &ss);
 	if (ret)
 		return ret;
-	ret = krt_nl_peer_params(info, &conns, &depth, &policy);
+	ret = krt_nl_peer_params(info, &prm);
 	if (ret)
 		return ret;
-	return krt_peer_add(nla_data(info->attrs[KRT_A_PEER_NAME]), &ss, conns,
-			    depth, policy, info->extack);
+	return krt_peer_add(nla_data(info->attrs[KRT_A_PEER_NAME]), &ss, &prm,
+			    info->extack);
 }
 
 static int krt_nl_peer_del_doit(struct sk_buff *skb, struct genl_info *info)
@@ -474,7 +626,8 @@ static int krt_nl_peer_del_doit(struct sk_buff *skb, struct genl_info *info)
 
 static int krt_nl_peer_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	u32 conns, depth, policy;
+	static const struct krt_peer_params none;
+	struct krt_peer_params prm;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME))
@@ -484,15 +637,31 @@ static int krt_nl_peer_set_doit(struct sk_buff *skb, struct genl_info *info)
 				   "addr and port cannot change: delete and add the peer");
 		return -EINVAL;
 	}
-	ret = krt_nl_peer_params(info, &conns, &depth, &policy);
+	ret = krt_nl_peer_params(info, &prm);
 	if (ret)
 		return ret;
-	if (!conns && !depth && !policy) {
-		NL_SET_ERR_MSG(info->extack, "nothing to change: give conns, depth or policy");
+	if (!memcmp(&prm, &none, sizeof(prm))) {
+		NL_SET_ERR_MSG(info->extack,
+			       "nothing to change: give conns, depth, policy, reconnect_ms, reconnect_max_ms, loss_timeout_s, hb_ms or hb_misses");
 		return -EINVAL;
 	}
-	return krt_peer_set(nla_data(info->attrs[KRT_A_PEER_NAME]), conns, depth,
-			    policy, info->extack);
+	return krt_peer_set(nla_data(info->attrs[KRT_A_PEER_NAME]), &prm, info->extack);
+}
+
+static int krt_nl_peer_reconnect_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_PEER_NAME))
+		return -EINVAL;
+	return krt_peer_reconnect(nla_data(info->attrs[KRT_A_PEER_NAME]), info->extack);
+}
+
+static int krt_nl_conn_reset_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_CONN_PEER) ||
+	    GENL_REQ_ATTR_CHECK(info, KRT_A_CONN_INDEX))
+		return -EINVAL;
+	return krt_conn_reset(nla_data(info->attrs[KRT_A_CONN_PEER]),
+			      nla_get_u32(info->attrs[KRT_A_CONN_INDEX]), info->extack);
 }
 
 static int krt_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -513,7 +682,7 @@ static int krt_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENOENT;
 	} else {
 		ret = krt_nl_fill_peer(msg, peer, KRT_CMD_PEER_GET, info->snd_portid,
-				       info->snd_seq, 0);
+				       info->snd_seq, 0, NULL);
 	}
 	mutex_unlock(&krt_pool_lock);
 	if (ret) {
@@ -530,12 +699,13 @@ static int krt_nl_peer_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	long i = 0;
 
 	mutex_lock(&krt_pool_lock);
+	krt_nl_dump_seq(cb);
 	list_for_each_entry(peer, &krt_peers, entry) {
 		if (i++ < ctx->idx)
 			continue;
 		if (krt_nl_fill_peer(skb, peer, KRT_CMD_PEER_GET,
 				     NETLINK_CB(cb->skb).portid,
-				     cb->nlh->nlmsg_seq, NLM_F_MULTI))
+				     cb->nlh->nlmsg_seq, NLM_F_MULTI, cb))
 			break;
 		ctx->idx = i;
 	}
@@ -553,11 +723,17 @@ static int krt_nl_conn_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	long i = 0, j;
 
 	mutex_lock(&krt_pool_lock);
-	if (filter && !krt_peer_find_locked(nla_data(filter))) {
+	krt_nl_dump_seq(cb);
+	/*
+	 * An unknown peer is an error on the first pass only: one deleted
+	 * during the dump ends it, flagged interrupted (krt_pool_gen moved).
+	 */
+	if (filter && !ctx->started && !krt_peer_find_locked(nla_data(filter))) {
 		mutex_unlock(&krt_pool_lock);
 		NL_SET_ERR_MSG_ATTR(cb->extack, filter, "no such peer");
 		return -ENOENT;
 	}
+	ctx->started = true;
 	list_for_each_entry(peer, &krt_peers, entry) {
 		if (i++ < ctx->idx)
 			continue;
@@ -569,7 +745,7 @@ static int krt_nl_conn_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 				continue;
 			if (krt_nl_fill_conn(skb, conn, KRT_CMD_CONN_GET,
 					     NETLINK_CB(cb->skb).portid,
-					     cb->nlh->nlmsg_seq, NLM_F_MULTI))
+					     cb->nlh->nlmsg_seq, NLM_F_MULTI, cb))
 				goto out;
 			ctx->sub = j;
 		}
@@ -580,11 +756,6 @@ next:
 out:
 	mutex_unlock(&krt_pool_lock);
 	return skb->len;
-}
-
-static u32 krt_nl_u32(struct genl_info *info, int type, u32 def)
-{
-	return info->attrs[type] ? nla_get_u32(info->attrs[type]) : def;
 }
 
 /*
@@ -611,6 +782,8 @@ static int krt_nl_test_doit(struct sk_buff *skb, struct genl_info *info)
 	args.timeout_ms = krt_nl_u32(info, KRT_A_TEST_TIMEOUT, 0);
 	args.nowait = info->attrs[KRT_A_TEST_NOWAIT] &&
 		      nla_get_u8(info->attrs[KRT_A_TEST_NOWAIT]);
+	args.noretry = info->attrs[KRT_A_TEST_NORETRY] &&
+		       nla_get_u8(info->attrs[KRT_A_TEST_NORETRY]);
 	ret = krt_test_run(&args, &res, info->extack);
 	if (ret)
 		return ret;
@@ -638,6 +811,7 @@ static int krt_nl_test_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, KRT_A_TEST_LAT_P99_NS, res.lat_p99, KRT_A_TEST_PAD) ||
 	    nla_put_u64_64bit(msg, KRT_A_TEST_LAT_MAX_NS, res.lat_max, KRT_A_TEST_PAD) ||
 	    nla_put_u64_64bit(msg, KRT_A_TEST_EAGAIN, res.eagain, KRT_A_TEST_PAD) ||
+	    nla_put_u64_64bit(msg, KRT_A_TEST_RESENT, res.resent, KRT_A_TEST_PAD) ||
 	    nla_put_u32(msg, KRT_A_TEST_FIRST_ERROR, (u32)-res.first_error))
 		goto err_free;
 	genlmsg_end(msg, hdr);
@@ -724,6 +898,20 @@ static const struct genl_ops krt_genl_ops[] = {
 		.policy		= krt_conn_policy,
 		.maxattr	= KRT_A_CONN_MAX,
 	},
+	{
+		.cmd		= KRT_CMD_PEER_RECONNECT,
+		.doit		= krt_nl_peer_reconnect_doit,
+		.policy		= krt_peer_name_policy,
+		.maxattr	= KRT_A_PEER_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_CONN_RESET,
+		.doit		= krt_nl_conn_reset_doit,
+		.policy		= krt_conn_reset_policy,
+		.maxattr	= KRT_A_CONN_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
 };
 
 static struct genl_family krt_genl_family __ro_after_init = {
@@ -788,7 +976,7 @@ void krt_nl_peer_event(struct krt_peer *peer, u8 cmd)
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return;
-	if (krt_nl_fill_peer(msg, peer, cmd, 0, 0, 0)) {
+	if (krt_nl_fill_peer(msg, peer, cmd, 0, 0, 0, NULL)) {
 		nlmsg_free(msg);
 		return;
 	}
@@ -808,18 +996,28 @@ void krt_nl_conn_event(struct krt_conn *conn)
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return;
-	if (krt_nl_fill_conn(msg, conn, KRT_CMD_CONN_STATE_NTF, 0, 0, 0)) {
+	if (krt_nl_fill_conn(msg, conn, KRT_CMD_CONN_STATE_NTF, 0, 0, 0, NULL)) {
 		nlmsg_free(msg);
 		return;
 	}
 	krt_nl_multicast(msg);
 }
 
+/**
+ * krt_netlink_init() - register the "krt" generic netlink family
+ *
+ * Return: 0 or the error of genl_register_family().
+ */
 int __init krt_netlink_init(void)
 {
+	if (!KRT_MCGRP_EVENTS_FLAGS)
+		pr_notice("kernel without GENL_MCAST_CAP_NET_ADMIN: every user may join the events group\n");
 	return genl_register_family(&krt_genl_family);
 }
 
+/**
+ * krt_netlink_exit() - unregister the family; waits for running handlers
+ */
 void krt_netlink_exit(void)
 {
 	genl_unregister_family(&krt_genl_family);

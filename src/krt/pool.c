@@ -10,8 +10,24 @@
  * per direction.  Connections from a remote node arrive on a listener and
  * are grouped by the node id and pool id in their private data (one
  * inbound peer per pool of the remote), named ``in-<node id>-<pool id>``.
- * Limits: ``max_conns`` in all, ``max_peer_conns`` per peer; with
- * ``accept=configured`` only addresses of configured peers may connect.
+ * Limits: ``max_conns`` outbound connections in all, ``max_peer_conns``
+ * per peer; inbound ones separately, ``max_inbound_conns`` in all and
+ * ``max_inbound_per_addr`` per source address (both counting connections
+ * still closing), so a flood from remotes cannot lock the administrator
+ * out of ``peer add``; with ``accept=configured`` only addresses of
+ * configured peers may connect.
+ *
+ * DOC: Memory budget
+ *
+ * Each connection is charged, before anything is allocated, an estimate
+ * of what it holds: receive ring, request or reply buffers, scatterlists,
+ * MRs and work queue entries (krt_conn_mem()).  The charges of all
+ * connections stay within ``mem_budget_mb`` (default: a quarter of RAM),
+ * inbound ones within half of it, a peer's within ``peer_mem_mb``
+ * (default: a quarter of the budget).  What does not fit is refused: an
+ * extack error for ``peer add`` and ``peer set``, reject reason
+ * "resources" for an inbound connection.  A charge is returned when the
+ * connection is freed, so connections still closing count.
  *
  * krt_pool_lock (a mutex) protects the peer and listener lists and every
  * peer and connection field marked so; it is the control plane's lock and
@@ -25,8 +41,11 @@
 #include <linux/in6.h>
 #include <linux/module.h>
 #include <linux/random.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/mm.h>
 #include "krt.h"
+#include "wire.h"
 
 /* Protects krt_peers, krt_listeners and the fields of peers and conns. */
 DEFINE_MUTEX(krt_pool_lock);
@@ -37,6 +56,14 @@ struct workqueue_struct *krt_wq;
 static u16 krt_pool_next_id;
 /* Set at unload: no new peer or listener; krt_pool_lock. */
 static bool krt_pool_closing;
+/* Changes whenever a peer or connection joins or leaves a list; krt_pool_lock. */
+u32 krt_pool_gen = 1;
+/* Every inbound connection alive, closing ones included; krt_in_lock. */
+static LIST_HEAD(krt_in_conns);
+static DEFINE_SPINLOCK(krt_in_lock);
+/* Bytes charged by all connections, and by inbound ones. */
+static atomic64_t krt_mem_all = ATOMIC64_INIT(0);
+static atomic64_t krt_mem_in = ATOMIC64_INIT(0);
 
 unsigned int krt_port = 7471;
 module_param_named(port, krt_port, uint, 0444);
@@ -46,9 +73,49 @@ static unsigned int krt_max_conns = 1024;
 module_param_named(max_conns, krt_max_conns, uint, 0644);
 MODULE_PARM_DESC(max_conns, "Connections in all, inbound and outbound (default: 1024)");
 
-static unsigned int krt_max_peer_conns = 64;
+unsigned int krt_max_peer_conns = 64;
 module_param_named(max_peer_conns, krt_max_peer_conns, uint, 0644);
-MODULE_PARM_DESC(max_peer_conns, "Connections per peer (default: 64)");
+MODULE_PARM_DESC(max_peer_conns, "Connections per peer, and highest inbound index + 1 (default: 64)");
+
+unsigned int krt_max_inbound_depth = 128;
+module_param_named(max_inbound_depth, krt_max_inbound_depth, uint, 0644);
+MODULE_PARM_DESC(max_inbound_depth, "Largest queue depth granted to a remote's connection (default: 128)");
+
+static unsigned int krt_max_inbound_conns = 256;
+module_param_named(max_inbound_conns, krt_max_inbound_conns, uint, 0644);
+MODULE_PARM_DESC(max_inbound_conns, "Inbound connections in all, closing ones included (default: 256)");
+
+static unsigned int krt_max_inbound_per_addr = 128;
+module_param_named(max_inbound_per_addr, krt_max_inbound_per_addr, uint, 0644);
+MODULE_PARM_DESC(max_inbound_per_addr, "Inbound connections per source address, closing ones included (default: 128)");
+
+static unsigned int krt_mem_budget_mb;
+module_param_named(mem_budget_mb, krt_mem_budget_mb, uint, 0644);
+MODULE_PARM_DESC(mem_budget_mb, "MiB all connections may hold, 0 for a quarter of RAM (default: 0)");
+
+static unsigned int krt_peer_mem_mb;
+module_param_named(peer_mem_mb, krt_peer_mem_mb, uint, 0644);
+MODULE_PARM_DESC(peer_mem_mb, "MiB one peer's connections may hold, 0 for a quarter of the budget (default: 0)");
+
+static unsigned int krt_reconnect_ms = 100;
+module_param_named(reconnect_ms, krt_reconnect_ms, uint, 0644);
+MODULE_PARM_DESC(reconnect_ms, "Default first reconnect delay, ms (default: 100)");
+
+static unsigned int krt_reconnect_max_ms = 5000;
+module_param_named(reconnect_max_ms, krt_reconnect_max_ms, uint, 0644);
+MODULE_PARM_DESC(reconnect_max_ms, "Default cap of the reconnect backoff, ms (default: 5000)");
+
+static unsigned int krt_loss_timeout_s = 30;
+module_param_named(loss_timeout_s, krt_loss_timeout_s, uint, 0644);
+MODULE_PARM_DESC(loss_timeout_s, "Default seconds without a connection before queued requests fail with ENOTCONN (default: 30)");
+
+static unsigned int krt_hb_ms = 500;
+module_param_named(hb_ms, krt_hb_ms, uint, 0644);
+MODULE_PARM_DESC(hb_ms, "Default heartbeat interval on idle connections, ms (default: 500)");
+
+static unsigned int krt_hb_misses = 4;
+module_param_named(hb_misses, krt_hb_misses, uint, 0644);
+MODULE_PARM_DESC(hb_misses, "Default heartbeat intervals without a sign of life before a reset (default: 4)");
 
 static char *krt_accept = "any";
 module_param_named(accept, krt_accept, charp, 0444);
@@ -68,15 +135,148 @@ static u32 krt_list_len(struct list_head *head)
 	return n;
 }
 
-/* Caller holds krt_pool_lock. */
+/* Outbound connections of every peer.  Caller holds krt_pool_lock. */
 static u32 krt_conns_total(void)
 {
 	struct krt_peer *peer;
 	u32 n = 0;
 
 	list_for_each_entry(peer, &krt_peers, entry)
-		n += krt_list_len(&peer->conns);
+		if (!peer->inbound)
+			n += krt_list_len(&peer->conns);
 	return n;
+}
+
+/**
+ * krt_mem_budget() - bytes all connections may hold
+ *
+ * Return: ``mem_budget_mb``, or a quarter of RAM when it is 0.
+ */
+u64 krt_mem_budget(void)
+{
+	u32 mb = READ_ONCE(krt_mem_budget_mb);
+
+	return mb ? (u64)mb << 20 : ((u64)totalram_pages() << PAGE_SHIFT) / 4;
+}
+
+/**
+ * krt_mem_total() - bytes charged by all connections now
+ *
+ * Return: the sum of their charges.
+ */
+u64 krt_mem_total(void)
+{
+	return atomic64_read(&krt_mem_all);
+}
+
+static u64 krt_peer_mem_cap(void)
+{
+	u32 mb = READ_ONCE(krt_peer_mem_mb);
+
+	return mb ? (u64)mb << 20 : krt_mem_budget() / 4;
+}
+
+/**
+ * krt_conn_mem() - what a connection of a given depth holds, in bytes
+ * @depth: queue depth
+ * @inbound: server side (a request copy and a reply buffer per request)
+ * @max_io: largest data buffer the remote asked for (unused: MRs and
+ *	scatterlists are sized from the local max_io, and so is the charge)
+ *
+ * An estimate from above of the memory of one connection: receive ring,
+ * request or reply buffers, per-request scatterlists, MRs (page lists),
+ * work queue and completion queue entries.
+ *
+ * Return: bytes.
+ */
+u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
+{
+	u64 pages = DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1;
+	u64 per = KRT_MSG_BUF + (inbound ? 2 : 1) * KRT_MSG_BUF +
+		  /* preallocated sg, as the slab rounds it */
+		  kmalloc_size_roundup(pages * sizeof(struct scatterlist)) +
+		  pages * sizeof(u64) + 512 +		/* MR page list, MR */
+		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
+		  512;					/* slot or server request */
+
+	return (u64)depth * per + 4096;
+}
+
+/**
+ * krt_mem_charge() - charge a new connection to the budget
+ * @conn: the connection, with its depth set, not yet listed
+ * @ibdev: the device of an inbound connection, or NULL
+ * @max_io: the max IO size the connection may use
+ *
+ * Caller holds krt_pool_lock.
+ *
+ * Return: 0, or -ENOSPC over the budget, the inbound share or the peer's
+ * cap (nothing charged then).
+ */
+int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io)
+{
+	u64 mem = krt_conn_mem(conn->depth, conn->inbound, max_io);
+	u64 budget = krt_mem_budget();
+
+	lockdep_assert_held(&krt_pool_lock);
+	if (atomic64_read(&krt_mem_all) + mem > budget ||
+	    (conn->inbound && atomic64_read(&krt_mem_in) + mem > budget / 2) ||
+	    atomic64_read(&conn->peer->mem) + mem > krt_peer_mem_cap())
+		return -ENOSPC;
+	conn->mem = mem;
+	atomic64_add(mem, &krt_mem_all);
+	atomic64_add(mem, &conn->peer->mem);
+	if (conn->inbound) {
+		atomic64_add(mem, &krt_mem_in);
+		spin_lock_bh(&krt_in_lock);
+		list_add_tail(&conn->in_entry, &krt_in_conns);
+		spin_unlock_bh(&krt_in_lock);
+	}
+	return 0;
+}
+
+/**
+ * krt_mem_uncharge() - a connection is freed: return its charge
+ * @conn: the connection; any context
+ */
+void krt_mem_uncharge(struct krt_conn *conn)
+{
+	if (!conn->mem)
+		return;
+	atomic64_sub(conn->mem, &krt_mem_all);
+	atomic64_sub(conn->mem, &conn->peer->mem);
+	if (conn->inbound) {
+		atomic64_sub(conn->mem, &krt_mem_in);
+		spin_lock_bh(&krt_in_lock);
+		list_del_init(&conn->in_entry);
+		spin_unlock_bh(&krt_in_lock);
+	}
+	conn->mem = 0;
+}
+
+/**
+ * krt_pool_inbound_room() - may one more inbound connection come from @src?
+ * @src: the remote's address
+ * @replacing: connections of @src the new one replaces (still counted)
+ *
+ * Counts every inbound connection alive, closing ones included, whatever
+ * node or pool id they claimed.
+ *
+ * Return: true if ``max_inbound_conns`` and ``max_inbound_per_addr`` allow it.
+ */
+bool krt_pool_inbound_room(const struct sockaddr_storage *src, u32 replacing)
+{
+	u32 all = 0, here = 0;
+	struct krt_conn *c;
+
+	spin_lock_bh(&krt_in_lock);
+	list_for_each_entry(c, &krt_in_conns, in_entry) {
+		all++;
+		here += krt_addr_equal(&c->raddr, src, false);
+	}
+	spin_unlock_bh(&krt_in_lock);
+	return all < READ_ONCE(krt_max_inbound_conns) + replacing &&
+	       here < READ_ONCE(krt_max_inbound_per_addr) + replacing;
 }
 
 static void krt_peer_free(struct kref *ref)
@@ -150,14 +350,36 @@ void krt_peer_update_state(struct krt_peer *peer)
 		state = KRT_PEER_ACTIVE;
 	else if (up)
 		state = KRT_PEER_DEGRADED;
-	else if (connecting)
+	else if (!peer->inbound && krt_peer_lost(peer))
+		state = KRT_PEER_DOWN;
+	else if (!peer->inbound && (peer->was_up || peer->err_time))
+		state = KRT_PEER_RECONNECTING;
+	else if (connecting || !peer->inbound)
 		state = KRT_PEER_CONNECTING;
 	else
 		state = KRT_PEER_DOWN;
+	if (up)
+		peer->was_up = true;
 	if (state != peer->state) {
 		peer->state = state;
 		krt_nl_peer_event(peer, KRT_CMD_PEER_STATE_NTF);
 	}
+}
+
+/* Defaults for what @prm leaves 0. */
+static void krt_peer_prm_default(struct krt_peer_params *prm)
+{
+	prm->depth = prm->depth ?: 128;
+	prm->policy = prm->policy ?: KRT_POLICY_RR;
+	prm->reconnect_ms = prm->reconnect_ms ?: max(READ_ONCE(krt_reconnect_ms), 1U);
+	prm->reconnect_max_ms = prm->reconnect_max_ms ?:
+		max(READ_ONCE(krt_reconnect_max_ms), prm->reconnect_ms);
+	prm->loss_timeout_s = prm->loss_timeout_s ?:
+		clamp(READ_ONCE(krt_loss_timeout_s), 1U, 86400U);
+	prm->hb_ms = clamp_t(u32, prm->hb_ms ?: READ_ONCE(krt_hb_ms),
+			     KRT_HB_MIN_MS, KRT_HB_MAX_MS);
+	prm->hb_misses = clamp_t(u32, prm->hb_misses ?: READ_ONCE(krt_hb_misses),
+				 1, KRT_HB_MAX_MISSES);
 }
 
 static struct krt_peer *krt_peer_alloc(const char *name, u32 depth, u32 policy)
@@ -172,10 +394,18 @@ static struct krt_peer *krt_peer_alloc(const char *name, u32 depth, u32 policy)
 	INIT_LIST_HEAD(&peer->conns);
 	spin_lock_init(&peer->dp_lock);
 	INIT_LIST_HEAD(&peer->dp_conns);
+	INIT_LIST_HEAD(&peer->pending);
+	INIT_DELAYED_WORK(&peer->pending_work, krt_peer_pending_work);
+	atomic64_set(&peer->resent, 0);
+	atomic64_set(&peer->mem, 0);
 	strscpy(peer->name, name, sizeof(peer->name));
 	peer->depth = depth;
 	peer->policy = policy;
 	peer->state = KRT_PEER_CONNECTING;
+	peer->down_since = jiffies ?: 1;
+	krt_peer_prm_default(&peer->prm);
+	peer->prm.depth = depth;
+	peer->prm.policy = policy;
 	return peer;
 }
 
@@ -193,9 +423,14 @@ static int krt_peer_grow_locked(struct krt_peer *peer, u32 n,
 		conn = krt_conn_alloc(peer, i, false);
 		if (!conn)
 			return -ENOMEM;
+		if (krt_mem_charge(conn, NULL, krt_max_io)) {
+			krt_conn_put(conn);
+			return -ENOSPC;
+		}
 		list_add_tail(&conn->entry, &peer->conns);
+		krt_pool_gen++;
 		kref_get(&conn->ref);		/* for @start */
-		list_add_tail(&conn->work_entry, start);
+		list_add_tail(&conn->start_entry, start);
 	}
 	peer->nr_conns = n;
 	return 0;
@@ -214,6 +449,7 @@ static void krt_peer_shrink_locked(struct krt_peer *peer, u32 n,
 		if (conn->index < n)
 			continue;
 		list_del_init(&conn->entry);
+		krt_pool_gen++;
 		list_add_tail(&conn->work_entry, close);
 	}
 	peer->nr_conns = n;
@@ -224,8 +460,8 @@ static void krt_drop_unstarted(struct list_head *start)
 {
 	struct krt_conn *conn, *tmp;
 
-	list_for_each_entry_safe(conn, tmp, start, work_entry) {
-		list_del_init(&conn->work_entry);
+	list_for_each_entry_safe(conn, tmp, start, start_entry) {
+		list_del_init(&conn->start_entry);
 		list_del_init(&conn->entry);
 		krt_conn_put(conn);		/* @start's */
 		krt_conn_put(conn);		/* the pool's */
@@ -236,8 +472,8 @@ static void krt_start_list(struct list_head *start)
 {
 	struct krt_conn *conn, *tmp;
 
-	list_for_each_entry_safe(conn, tmp, start, work_entry) {
-		list_del_init(&conn->work_entry);
+	list_for_each_entry_safe(conn, tmp, start, start_entry) {
+		list_del_init(&conn->start_entry);
 		krt_conn_start(conn);
 		krt_conn_put(conn);
 	}
@@ -253,8 +489,16 @@ static void krt_close_list(struct list_head *close)
 	}
 }
 
-static bool krt_addr_equal(const struct sockaddr_storage *a,
-			   const struct sockaddr_storage *b, bool port)
+/**
+ * krt_addr_equal() - same address (and port)?
+ * @a: an address
+ * @b: another
+ * @port: compare the ports too
+ *
+ * Return: true if equal.
+ */
+bool krt_addr_equal(const struct sockaddr_storage *a,
+		    const struct sockaddr_storage *b, bool port)
 {
 	if (a->ss_family != b->ss_family)
 		return false;
@@ -286,28 +530,61 @@ static int krt_check_conns(u32 conns, u32 have, struct netlink_ext_ack *extack)
 	return 0;
 }
 
+/* Memory for @n more connections of @depth; caller holds krt_pool_lock. */
+static int krt_check_mem(struct krt_peer *peer, u32 n, u32 depth,
+			 struct netlink_ext_ack *extack)
+{
+	u64 mem = (u64)n * krt_conn_mem(depth, false, krt_max_io);
+	u64 have = peer ? atomic64_read(&peer->mem) : 0;
+
+	if (atomic64_read(&krt_mem_all) + mem > krt_mem_budget()) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "memory budget (mem_budget_mb) exceeded: fewer conns or a smaller depth");
+		return -ENOSPC;
+	}
+	if (have + mem > krt_peer_mem_cap()) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "per-peer memory cap (peer_mem_mb) exceeded: fewer conns or a smaller depth");
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Check a reconnect configuration; caller holds krt_pool_lock. */
+static int krt_check_prm(const struct krt_peer_params *prm,
+			 struct netlink_ext_ack *extack)
+{
+	if (prm->reconnect_max_ms < prm->reconnect_ms) {
+		NL_SET_ERR_MSG_MOD(extack, "reconnect_max_ms is below reconnect_ms");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * krt_peer_add() - configure an outbound peer and connect its pool
  * @name: unique peer name
  * @addr: remote address and port
- * @conns: pool size, 0 for the default (online CPUs, at most 64)
- * @depth: queue depth per connection, 0 for the default (128)
- * @policy: enum krt_policy, 0 for round-robin
+ * @prm: pool size (0: online CPUs, at most 64), depth (0: 128), policy
+ *	(0: round-robin), reconnect, loss timeout and heartbeat (0: the
+ *	module parameters)
  * @extack: for error messages
  *
  * Return: 0 (connections come up in the background), -EEXIST, -ENOSPC
- * over a limit, -ENOMEM; nothing is left behind on error.
+ * over a limit or the memory budget, -EINVAL, -ENOMEM; nothing is left
+ * behind on error.
  */
-int krt_peer_add(const char *name, struct sockaddr_storage *addr, u32 conns,
-		 u32 depth, u32 policy, struct netlink_ext_ack *extack)
+int krt_peer_add(const char *name, struct sockaddr_storage *addr,
+		 const struct krt_peer_params *prm, struct netlink_ext_ack *extack)
 {
+	struct krt_peer_params p = *prm;
 	struct krt_peer *peer;
 	LIST_HEAD(start);
-	LIST_HEAD(undo);
 	int ret;
 
-	if (!conns)
-		conns = min_t(u32, num_online_cpus(), min(64U, krt_max_peer_conns));
+	if (!p.conns)
+		p.conns = min_t(u32, num_online_cpus(), min(64U, krt_max_peer_conns));
+	krt_peer_prm_default(&p);
 	mutex_lock(&krt_pool_lock);
 	if (krt_pool_closing) {
 		ret = -ESHUTDOWN;
@@ -318,27 +595,35 @@ int krt_peer_add(const char *name, struct sockaddr_storage *addr, u32 conns,
 		ret = -EEXIST;
 		goto out_unlock;
 	}
-	ret = krt_check_conns(conns, 0, extack);
+	ret = krt_check_conns(p.conns, 0, extack) ?:
+	      krt_check_mem(NULL, p.conns, p.depth, extack) ?:
+	      krt_check_prm(&p, extack);
 	if (ret)
 		goto out_unlock;
-	peer = krt_peer_alloc(name, depth ?: 128, policy ?: KRT_POLICY_RR);
+	peer = krt_peer_alloc(name, p.depth, p.policy);
 	if (!peer) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
+	peer->prm = p;
 	memcpy(&peer->addr, addr, sizeof(peer->addr));
 	peer->pool_id = ++krt_pool_next_id ?: ++krt_pool_next_id;
-	ret = krt_peer_grow_locked(peer, conns, &start);
+	ret = krt_peer_grow_locked(peer, p.conns, &start);
 	if (ret)
 		goto err_undo;
 	list_add_tail(&peer->entry, &krt_peers);
+	krt_pool_gen++;
 	krt_nl_peer_event(peer, KRT_CMD_PEER_STATE_NTF);
+	/* the loss timeout counts from now until a connection is up */
+	mod_delayed_work(krt_wq, &peer->pending_work, p.loss_timeout_s * HZ + 1);
 	mutex_unlock(&krt_pool_lock);
 	krt_start_list(&start);
 	return 0;
 
 err_undo:
 	/* nothing was started: drop the connections and the peer */
+	if (ret == -ENOSPC)
+		NL_SET_ERR_MSG_MOD(extack, "memory budget exceeded");
 	krt_drop_unstarted(&start);
 	mutex_unlock(&krt_pool_lock);
 	krt_peer_put(peer);
@@ -358,8 +643,11 @@ static void krt_peer_remove(struct krt_peer *peer)
 	mutex_lock(&krt_pool_lock);
 	listed = !list_empty(&peer->entry);
 	list_del_init(&peer->entry);
+	krt_pool_gen++;
 	krt_peer_shrink_locked(peer, 0, &close);
 	mutex_unlock(&krt_pool_lock);
+	/* ORDER: requests stop being re-sent, then the connections go */
+	krt_peer_shutdown(peer);
 	krt_close_list(&close);
 	if (!listed)		/* an inbound peer that went by itself */
 		return;
@@ -377,6 +665,7 @@ void krt_pool_drop_empty_inbound(struct krt_peer *peer)
 	if (!peer->inbound || !list_empty(&peer->conns) || list_empty(&peer->entry))
 		return;
 	list_del_init(&peer->entry);
+	krt_pool_gen++;
 	krt_nl_peer_event(peer, KRT_CMD_PEER_DEL_NTF);
 	krt_peer_put(peer);
 }
@@ -402,21 +691,23 @@ int krt_peer_del(const char *name, struct netlink_ext_ack *extack)
 }
 
 /**
- * krt_peer_set() - resize a live pool, change depth or policy
+ * krt_peer_set() - resize a live pool, change depth, policy, recovery
  * @name: an outbound peer
- * @conns: new pool size, 0 to keep
- * @depth: queue depth for connections made from now on, 0 to keep
- * @policy: new selection policy, 0 to keep
+ * @prm: what to change; 0 fields are kept
  * @extack: for error messages
  *
  * Growing connects the new connections; shrinking closes the ones with the
- * highest indices.
+ * highest indices (their requests are re-sent on the others).  A new
+ * depth applies to connections made from now on; the recovery settings to
+ * the next attempt and the next connection.
  *
- * Return: 0, -ENOENT, -EOPNOTSUPP for an inbound peer, -ENOSPC over a limit.
+ * Return: 0, -ENOENT, -EOPNOTSUPP for an inbound peer, -ENOSPC over a
+ * limit or the memory budget, -EINVAL.
  */
-int krt_peer_set(const char *name, u32 conns, u32 depth, u32 policy,
+int krt_peer_set(const char *name, const struct krt_peer_params *prm,
 		 struct netlink_ext_ack *extack)
 {
+	struct krt_peer_params p;
 	struct krt_peer *peer;
 	LIST_HEAD(start);
 	LIST_HEAD(close);
@@ -437,24 +728,37 @@ int krt_peer_set(const char *name, u32 conns, u32 depth, u32 policy,
 		goto out_unlock;
 	}
 	have = krt_list_len(&peer->conns);
-	if (conns) {
-		ret = krt_check_conns(conns, have, extack);
-		if (ret)
-			goto out_unlock;
-	}
-	if (depth)
-		peer->depth = depth;
-	if (policy)
-		peer->policy = policy;
-	if (conns > have) {
-		ret = krt_peer_grow_locked(peer, conns, &start);
+	p = peer->prm;
+	p.conns = prm->conns ?: have;
+	p.depth = prm->depth ?: peer->depth;
+	p.policy = prm->policy ?: peer->policy;
+	p.reconnect_ms = prm->reconnect_ms ?: p.reconnect_ms;
+	p.reconnect_max_ms = prm->reconnect_max_ms ?: max(p.reconnect_max_ms, p.reconnect_ms);
+	p.loss_timeout_s = prm->loss_timeout_s ?: p.loss_timeout_s;
+	p.hb_ms = prm->hb_ms ? clamp_t(u32, prm->hb_ms, KRT_HB_MIN_MS, KRT_HB_MAX_MS) : p.hb_ms;
+	p.hb_misses = prm->hb_misses ? min_t(u32, prm->hb_misses, KRT_HB_MAX_MISSES) : p.hb_misses;
+	ret = krt_check_prm(&p, extack);
+	if (!ret && prm->conns)
+		ret = krt_check_conns(p.conns, have, extack);
+	/* the new depth applies to new connections; the old ones keep theirs */
+	if (!ret && p.conns > have)
+		ret = krt_check_mem(peer, p.conns - have, p.depth, extack);
+	if (ret)
+		goto out_unlock;
+	peer->depth = p.depth;
+	peer->policy = p.policy;
+	peer->prm = p;	/* fields are read with READ_ONCE() */
+	if (p.conns > have) {
+		ret = krt_peer_grow_locked(peer, p.conns, &start);
 		if (ret) {
+			if (ret == -ENOSPC)
+				NL_SET_ERR_MSG_MOD(extack, "memory budget exceeded");
 			krt_drop_unstarted(&start);
 			peer->nr_conns = have;
 			goto out_unlock;
 		}
-	} else if (conns && conns < have) {
-		krt_peer_shrink_locked(peer, conns, &close);
+	} else if (p.conns < have) {
+		krt_peer_shrink_locked(peer, p.conns, &close);
 	}
 	krt_peer_update_state(peer);
 	krt_nl_peer_event(peer, KRT_CMD_PEER_STATE_NTF);
@@ -463,6 +767,177 @@ out_unlock:
 	krt_start_list(&start);
 	krt_close_list(&close);
 	return ret;
+}
+
+/*
+ * Fail some connections of a peer, as an administrator asked.  One at a
+ * time by index, with a reference and without a list: a parallel close
+ * owns the connection's work_entry.
+ */
+static int krt_peer_fail_conns(const char *name, s64 index, const char *why,
+			       struct netlink_ext_ack *extack)
+{
+	struct krt_conn *conn, *hit;
+	struct krt_peer *peer;
+	u32 next = index >= 0 ? index : 0;
+	bool found = false;
+	int ret = 0;
+
+	for (;;) {
+		mutex_lock(&krt_pool_lock);
+		peer = krt_peer_find_locked(name);
+		if (!peer) {
+			mutex_unlock(&krt_pool_lock);
+			if (found)
+				return 0;	/* deleted meanwhile */
+			NL_SET_ERR_MSG_MOD(extack, "no such peer");
+			return -ENOENT;
+		}
+		hit = NULL;
+		list_for_each_entry(conn, &peer->conns, entry) {
+			if (conn->index < next || (hit && conn->index > hit->index))
+				continue;
+			if (index >= 0 && conn->index != index)
+				continue;
+			hit = conn;
+		}
+		if (hit && hit->state != KRT_CONN_ACTIVE && hit->state != KRT_CONN_CONNECTING) {
+			if (index >= 0) {
+				NL_SET_ERR_MSG_MOD(extack,
+						   "connection is not active or connecting");
+				ret = -EAGAIN;
+			}
+			next = hit->index + 1;
+			mutex_unlock(&krt_pool_lock);
+			if (index >= 0)
+				break;
+			continue;
+		}
+		if (hit)
+			kref_get(&hit->ref);
+		mutex_unlock(&krt_pool_lock);
+		if (!hit)
+			break;
+		found = true;
+		next = hit->index + 1;
+		krt_conn_fail(hit, why);
+		krt_conn_put(hit);
+		if (index >= 0)
+			break;
+	}
+	if (index >= 0 && !found && !ret) {
+		NL_SET_ERR_MSG_MOD(extack, "no connection of that index");
+		ret = -ENOENT;
+	}
+	return ret;
+}
+
+/**
+ * krt_peer_reconnect() - recycle every connection of a peer
+ * @name: the peer
+ * @extack: for error messages
+ *
+ * Each active or connecting connection fails ("reconnect requested") and,
+ * for an outbound peer, comes back after the first backoff step; its
+ * requests are re-sent on the others or wait for one.
+ *
+ * Return: 0, or -ENOENT.
+ */
+int krt_peer_reconnect(const char *name, struct netlink_ext_ack *extack)
+{
+	return krt_peer_fail_conns(name, -1, "reconnect requested", extack);
+}
+
+/**
+ * krt_conn_reset() - force one connection into error
+ * @name: the peer
+ * @index: the connection's index in the pool
+ * @extack: for error messages
+ *
+ * As if its QP had failed: outstanding requests are re-sent, an outbound
+ * connection reconnects.
+ *
+ * Return: 0, -ENOENT, or -EAGAIN when it is neither active nor connecting.
+ */
+int krt_conn_reset(const char *name, u32 index, struct netlink_ext_ack *extack)
+{
+	return krt_peer_fail_conns(name, index, "reset by administrator", extack);
+}
+
+/**
+ * krt_peer_attempt() - connect attempts since the last success
+ * @peer: the peer; caller holds krt_pool_lock
+ *
+ * Return: the highest count among its connections.
+ */
+u32 krt_peer_attempt(struct krt_peer *peer)
+{
+	struct krt_conn *conn;
+	u32 n = 0;
+
+	list_for_each_entry(conn, &peer->conns, entry)
+		n = max(n, conn->attempt);
+	return n;
+}
+
+/**
+ * krt_peer_next_attempt_ms() - time to a peer's next connect attempt
+ * @peer: the peer; caller holds krt_pool_lock
+ * @scheduled: set to whether an attempt is scheduled
+ *
+ * Return: ms until the soonest scheduled attempt, 0 when none is.
+ */
+u32 krt_peer_next_attempt_ms(struct krt_peer *peer, bool *scheduled)
+{
+	unsigned long next = 0, now = jiffies;
+	struct krt_conn *conn;
+
+	*scheduled = false;
+	list_for_each_entry(conn, &peer->conns, entry) {
+		if (conn->state != KRT_CONN_RECONNECTING)
+			continue;
+		if (!*scheduled || time_before(conn->next_attempt, next))
+			next = conn->next_attempt;
+		*scheduled = true;
+	}
+	if (!*scheduled || time_after_eq(now, next))
+		return 0;
+	return jiffies_to_msecs(next - now);
+}
+
+/**
+ * krt_peer_loss_left_ms() - time left until a peer's loss timeout
+ * @peer: the peer
+ * @counting: set to whether it counts (no active connection, not yet lost)
+ *
+ * Return: ms left, 0 when not counting.
+ */
+u32 krt_peer_loss_left_ms(struct krt_peer *peer, bool *counting)
+{
+	unsigned long since = READ_ONCE(peer->down_since), end;
+
+	*counting = false;
+	if (!since || peer->inbound)
+		return 0;
+	end = since + READ_ONCE(peer->prm.loss_timeout_s) * HZ;
+	if (time_after_eq(jiffies, end))
+		return 0;
+	*counting = true;
+	return jiffies_to_msecs(end - jiffies);
+}
+
+/**
+ * krt_peer_lost() - has a peer been without a connection past loss_timeout?
+ * @peer: an outbound peer
+ *
+ * Return: true if so.
+ */
+bool krt_peer_lost(struct krt_peer *peer)
+{
+	unsigned long since = READ_ONCE(peer->down_since);
+
+	return since && time_after_eq(jiffies,
+				      since + READ_ONCE(peer->prm.loss_timeout_s) * HZ);
 }
 
 /**
@@ -486,17 +961,15 @@ bool krt_pool_accept_from(const struct sockaddr_storage *src)
 }
 
 /**
- * krt_pool_check_limit() - room for one more connection?
+ * krt_pool_check_limit() - room for one more connection in an inbound peer?
  * @peer: the inbound peer it would join, or NULL
  *
- * Caller holds krt_pool_lock.
+ * Caller holds krt_pool_lock.  The totals are krt_pool_inbound_room()'s.
  *
- * Return: true if both limits allow it.
+ * Return: true if ``max_peer_conns`` allows it.
  */
 bool krt_pool_check_limit(struct krt_peer *peer)
 {
-	if (krt_conns_total() + 1 > krt_max_conns)
-		return false;
 	return !peer || krt_list_len(&peer->conns) + 1 <= krt_max_peer_conns;
 }
 
@@ -530,7 +1003,9 @@ struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
 	peer->inbound = true;
 	peer->node_id = node_id;
 	peer->pool_id = pool_id;
+	peer->down_since = 0;
 	list_add_tail(&peer->entry, &krt_peers);
+	krt_pool_gen++;
 found:
 	peer->nr_conns = nr_conns;
 	return peer;
@@ -681,20 +1156,22 @@ static void krt_pool_dev_close_conns(struct krt_device *dev);
  */
 void krt_pool_dev_remove(struct krt_device *dev)
 {
-	int tries;
+	unsigned int waited = 0;
 
 	/*
 	 * Connections are the only long-term holders of a device reference
 	 * besides the ib_client: close them until only that one is left (a
 	 * connection may be between its device lookup and publishing it).
+	 * Never give up: the PD must outlive every QP on it.
 	 */
-	for (tries = 0; tries < 500; tries++) {
+	for (;;) {
 		krt_pool_dev_close_conns(dev);
-		if (kref_read(&dev->ref) <= 1)
+		if (wait_var_event_timeout(&dev->ref, kref_read(&dev->ref) <= 1, HZ))
 			return;
-		msleep(20);
+		if (++waited % 10 == 0)
+			pr_warn("%s: still %u references after closing its connections (%u s)\n",
+				dev->name, kref_read(&dev->ref) - 1, waited);
 	}
-	pr_warn("%s: references left after closing its connections\n", dev->name);
 }
 
 static void krt_pool_dev_close_conns(struct krt_device *dev)
@@ -709,12 +1186,12 @@ static void krt_pool_dev_close_conns(struct krt_device *dev)
 			if (conn->dev != dev)
 				continue;
 			kref_get(&conn->ref);
-			list_add_tail(&conn->work_entry, &gone);
+			list_add_tail(&conn->dev_entry, &gone);
 		}
 	}
 	mutex_unlock(&krt_pool_lock);
-	list_for_each_entry_safe(conn, tmp, &gone, work_entry) {
-		list_del_init(&conn->work_entry);
+	list_for_each_entry_safe(conn, tmp, &gone, dev_entry) {
+		list_del_init(&conn->dev_entry);
 		krt_conn_fail(conn, "RDMA device removed");
 		krt_conn_release(conn);
 		flush_work(&conn->release_work);
@@ -744,6 +1221,8 @@ void krt_pool_exit(void)
 
 	mutex_lock(&krt_pool_lock);
 	krt_pool_closing = true;
+	list_for_each_entry(peer, &krt_peers, entry)
+		krt_peer_mark_closing(peer);
 	mutex_unlock(&krt_pool_lock);
 	for (;;) {
 		struct rdma_cm_id *id = NULL;

@@ -39,6 +39,19 @@
  * waits on the connection's list (``backlog`` at most, -EBUSY beyond), or
  * fails at once with -EAGAIN when submitted with %KRT_REQ_NOWAIT.
  *
+ * Failover: when the connection fails, requests not completed are handed
+ * back to the peer (krt_peer_resend()) once the QP is drained and the MRs
+ * destroyed, and are re-sent with the same id on another connection.
+ *
+ * Heartbeats: the last slot of a client queue is the heartbeat's, so a
+ * heartbeat can always be sent, however busy the other slots are.  When
+ * nothing was received for ``hb_ms`` the client sends one (service 0,
+ * answered by the server's krt at once); when nothing was received for
+ * ``hb_ms`` x ``hb_misses`` the connection is reset.  The server resets a
+ * connection on which nothing arrived for twice the client's detection
+ * time, and one whose replies waited that long for a credit (a client
+ * that stopped re-posting receives).
+ *
  * Deadlines: a timer checks the connection every 100 ms.  A request
  * without data past its deadline completes with -ETIMEDOUT and its slot
  * stays reserved until the late reply comes (discarded and counted) or the
@@ -73,8 +86,28 @@ module_param_named(max_io, krt_max_io, uint, 0444);
 MODULE_PARM_DESC(max_io, "Largest data buffer of a request, in bytes (default: 1 MiB)");
 
 unsigned int krt_req_timeout_ms = 30000;
-module_param_named(req_timeout_ms, krt_req_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(req_timeout_ms, "Default request deadline in ms (default: 30000)");
+
+/* req_timeout_ms: 1 ms .. 1 day; 0 would fail every request at once */
+static int krt_param_set_timeout(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (!v || v > 86400000)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops krt_timeout_ops = {
+	.set	= krt_param_set_timeout,
+	.get	= param_get_uint,
+};
+
+module_param_cb(req_timeout_ms, &krt_timeout_ops, &krt_req_timeout_ms, 0644);
+MODULE_PARM_DESC(req_timeout_ms, "Default request deadline in ms, 1..86400000 (default: 30000)");
 
 static unsigned int krt_backlog = 4096;
 module_param_named(backlog, krt_backlog, uint, 0644);
@@ -90,6 +123,15 @@ struct krt_dp_stats krt_dp_stats;
 #define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV */
 #define KRT_WR_REP	1	/* SEND (with invalidate) */
 #define KRT_TICK	(HZ / 10)
+
+unsigned int krt_rnr_retry;
+module_param_named(rnr_retry, krt_rnr_retry, uint, 0644);
+MODULE_PARM_DESC(rnr_retry, "RNR retries of connections (0..7, 7 = forever); with credits an RNR is a bug, so 0 makes it visible (default: 0)");
+
+/* Check every inline SEND's address (on in debug builds). */
+static bool krt_check_inline = IS_ENABLED(CONFIG_DEBUG_VIRTUAL);
+module_param_named(check_inline, krt_check_inline, bool, 0644);
+MODULE_PARM_DESC(check_inline, "Check that inline SENDs carry a kernel virtual address of a krt buffer (default: on with CONFIG_DEBUG_VIRTUAL)");
 
 enum krt_slot_state {
 	KRT_SLOT_FREE,
@@ -115,6 +157,8 @@ struct krt_slot {
 	struct krt_queue	*q;
 	struct list_head	entry;		/* free list; q->lock */
 	struct krt_req		*req;
+	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
+	unsigned int		nr_sg;		/* entries mapped, 0 when not; q->lock */
 	u16			idx;
 	u16			gen;
 	u8			state;
@@ -153,7 +197,9 @@ struct krt_sreq {
 	int			data_status;
 	struct ib_mr		*mr;		/* registered by krt_srv_data() */
 	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
-	struct scatterlist	*sgl;
+	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
+	struct scatterlist	*sgl;		/* @sg while mapped, else NULL */
+	unsigned long		wait_start;	/* jiffies it began to wait; q->lock */
 	int			nents;
 	unsigned int		nr_bvec;
 	void			(*data_done)(struct krt_srv_req *sreq, int status);
@@ -170,7 +216,7 @@ struct krt_sreq {
  * @conn: the connection (the queue lives as long as it)
  * @qp: the RC QP; valid until krt_queue_destroy()
  * @ibdev: its device
- * @lkey: the PD's local DMA lkey
+ * @lkey: the local DMA lkey of the connection's PD
  * @lock: protects everything below marked q->lock
  * @ready: requests may be submitted; q->lock
  * @dead: the connection failed or is closing; q->lock
@@ -201,6 +247,13 @@ struct krt_sreq {
  * @reset_work: resets the connection from contexts that cannot
  * @reset_reason: why; q->lock
  * @stats: counters; q->lock
+ * @hb_slot: the client's heartbeat slot (not on @free_slots), or NULL
+ * @hb_req: the heartbeat request
+ * @hb_busy: a heartbeat is in flight; q->lock
+ * @last_rx: jiffies of the last message received (read by the timer)
+ * @hb_ms: heartbeat interval (client) or the client's (server)
+ * @hb_misses: intervals without a message before a reset
+ * @in_timer: the timer runs the data path (no completion there); q->lock
  */
 struct krt_queue {
 	struct krt_conn		*conn;
@@ -237,6 +290,12 @@ struct krt_queue {
 	struct work_struct	reset_work;
 	const char		*reset_reason;
 	struct krt_qstats	stats;
+	struct krt_slot		*hb_slot;
+	struct krt_req		hb_req;
+	bool			hb_busy;
+	unsigned long		last_rx;
+	u32			hb_ms;
+	u32			hb_misses;
 };
 
 static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
@@ -268,6 +327,17 @@ static void krt_q_reset(struct krt_queue *q, const char *why)
 	spin_lock_bh(&q->lock);
 	krt_q_reset_locked(q, why);
 	spin_unlock_bh(&q->lock);
+}
+
+/**
+ * krt_queue_reset() - reset a connection from any context
+ * @q: its queue, or NULL (nothing to do)
+ * @why: reason, a static string
+ */
+void krt_queue_reset(struct krt_queue *q, const char *why)
+{
+	if (q)
+		krt_q_reset(q, why);
 }
 
 static void krt_q_reset_work(struct work_struct *work)
@@ -323,7 +393,8 @@ static enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir)
 
 /* Fill a message header in @buf.  Caller holds q->lock. */
 static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
-			   u16 flags, u32 len, u16 service, u32 tag, s32 status)
+			   u16 flags, u32 len, u16 service, u32 tag, s32 status,
+			   u64 req_id)
 {
 	struct krt_msg_hdr *h = buf;
 
@@ -338,7 +409,10 @@ static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
 	h->service = cpu_to_be16(service);
 	h->tag = cpu_to_be32(tag);
 	h->status = cpu_to_be32((u32)status);
-	switch (krt_fault_corrupt_msg ? xchg(&krt_fault_corrupt_msg, 0) : 0) {
+	h->req_id = cpu_to_be64(req_id);
+	/* fault/corrupt_msg: the next message of a service, never a heartbeat */
+	switch (krt_fault_corrupt_msg && service != KRT_SERVICE_HB ?
+		xchg(&krt_fault_corrupt_msg, 0) : 0) {
 	case 1:
 		h->magic = cpu_to_be32(0xdeadbeef);
 		break;
@@ -361,11 +435,20 @@ static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
 	}
 }
 
+/*
+ * A signalled SEND of @len bytes of one of krt's message buffers, @va
+ * mapped at @dma.  ORDER: for an inline SEND the driver copies the data
+ * from sge.addr at post time *with the CPU* (mlx5 set_data_inl_seg()):
+ * it must be the kernel virtual address, not the DMA address; the buffer
+ * is then not read by the device at all.  Taking @va as a pointer keeps a
+ * DMA address from being passed there without a cast (rxe and siw use
+ * virtual addresses as DMA addresses, so no test there could tell).
+ */
 static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
-			u64 dma, u32 len, u32 lkey, bool inline_ok)
+			void *va, u64 dma, u32 len, u32 lkey, bool inline_ok)
 {
 	memset(wr, 0, sizeof(*wr));
-	sge->addr = dma;
+	sge->addr = inline_ok ? (uintptr_t)va : dma;
 	sge->length = len;
 	sge->lkey = lkey;
 	wr->opcode = IB_WR_SEND;
@@ -373,6 +456,9 @@ static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->send_flags = IB_SEND_SIGNALED | (inline_ok ? IB_SEND_INLINE : 0);
+	if (READ_ONCE(krt_check_inline) && inline_ok)
+		WARN_ONCE(!virt_addr_valid(va) || sge->addr != (uintptr_t)va,
+			  "krt: inline SEND without the buffer's virtual address\n");
 }
 
 /* ---- client side ---- */
@@ -389,7 +475,8 @@ static void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
 	s->req = NULL;
 	s->gen++;
 	s->timed_out = false;
-	list_add_tail(&s->entry, &q->free_slots);
+	if (s != q->hb_slot)
+		list_add_tail(&s->entry, &q->free_slots);
 }
 
 /*
@@ -397,6 +484,15 @@ static void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
  * request for completion (not for a zombie: its request completed on
  * timeout).  Caller holds q->lock.
  */
+/* Unmap a slot's buffer (the MR is invalid or destroyed).  q->lock held. */
+static void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s)
+{
+	if (!s->nr_sg)
+		return;
+	ib_dma_unmap_sg(q->ibdev, s->sg, s->nr_sg, krt_req_dma_dir(s->req->dir));
+	s->nr_sg = 0;
+}
+
 static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
 				   struct list_head *done)
 {
@@ -405,6 +501,19 @@ static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
 	if (s->mr) {
 		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
 		s->mr = NULL;
+	}
+	if (req)
+		krt_slot_unmap_locked(q, s);
+	if (s == q->hb_slot) {
+		q->hb_busy = false;
+		s->state = KRT_SLOT_FREE;
+		s->req = NULL;
+		s->gen++;
+		s->timed_out = false;
+		if (req)
+			list_add_tail(&req->krt_entry, done);
+		krt_q_kick_locked(q, done);
+		return;
 	}
 	if (s->state == KRT_SLOT_BUSY && req) {
 		q->stats.reqs_done++;
@@ -421,13 +530,13 @@ static void krt_q_complete(struct krt_queue *q, struct list_head *done)
 
 	list_for_each_entry_safe(req, tmp, done, krt_entry) {
 		list_del_init(&req->krt_entry);
-		if (req->krt_sgl)
-			krt_frwr_unmap(q->ibdev, req->krt_sgl, req->nr_bvec,
-				       krt_req_dma_dir(req->dir));
-		req->krt_sgl = NULL;
 		req->krt_conn = NULL;
+		if (req == &q->hb_req) {
+			krt_conn_put(q->conn);	/* the heartbeat's */
+			continue;
+		}
 		atomic_dec(&q->inflight);
-		req->done(req);
+		krt_req_finish(req, req->status);
 		krt_conn_put(q->conn);		/* the request's */
 	}
 }
@@ -484,9 +593,26 @@ static void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc)
  * Post a request in a free slot.  Caller holds q->lock and checked that a
  * slot, a credit and KRT_WR_REQ SQ entries are there.
  */
+/* DMA-map a request's buffer into a slot's scatterlist.  q->lock held. */
+static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
+			       struct krt_req *req)
+{
+	int nents;
+
+	krt_frwr_sg_fill(s->sg, req->bvec, req->nr_bvec);
+	nents = krt_frwr_map(q->ibdev, s->sg, req->nr_bvec, krt_req_dma_dir(req->dir));
+	if (nents < 0)
+		return nents;
+	s->nr_sg = req->nr_bvec;
+	req->krt_nents = nents;
+	return 0;
+}
+
 static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 {
-	struct krt_slot *s = list_first_entry(&q->free_slots, struct krt_slot, entry);
+	bool hb = req == &q->hb_req, data = req->dir != KRT_DATA_NONE;
+	struct krt_slot *s = hb ? q->hb_slot :
+		list_first_entry(&q->free_slots, struct krt_slot, entry);
 	struct ib_send_wr wr, *first = &wr;
 	struct ib_reg_wr reg;
 	struct ib_sge sge;
@@ -494,24 +620,27 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	u16 flags = 0;
 	int ret;
 
-	list_del_init(&s->entry);
+	if (!hb)
+		list_del_init(&s->entry);
 	s->state = KRT_SLOT_BUSY;
 	s->req = req;
 	s->pending = KRT_P_SEND | KRT_P_REPLY;
 	s->inv_left = false;
-	q->sq_avail -= req->krt_sgl ? KRT_WR_REQ : 1;
+	q->sq_avail -= data ? KRT_WR_REQ : 1;
 	q->credits--;
-	if (req->krt_sgl) {
+	if (data) {
 		s->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
-		ret = !s->mr ? -EBUSY :
-			krt_frwr_reg(s->mr, req->krt_sgl, req->krt_nents, &reg,
-				     req->dir == KRT_DATA_READ ?
-				     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
-				     IB_ACCESS_REMOTE_READ);
+		ret = !s->mr ? -EBUSY : krt_slot_map_locked(q, s, req);
+		if (!ret)
+			ret = krt_frwr_reg(s->mr, s->sg, req->krt_nents, &reg,
+					   req->dir == KRT_DATA_READ ?
+					   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
+					   IB_ACCESS_REMOTE_READ);
 		if (ret) {
 			if (s->mr)
 				ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
 			s->mr = NULL;
+			krt_slot_unmap_locked(q, s);
 			q->sq_avail += KRT_WR_REQ;
 			q->credits++;
 			krt_slot_free_locked(q, s);
@@ -525,8 +654,10 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		if (q->send_inv && READ_ONCE(krt_remote_inv))
 			flags |= KRT_MF_INV;
 	}
+	if (req->krt_sends++)
+		flags |= KRT_MF_RESENT;
 	krt_q_fill_hdr(q, s->va, KRT_OP_REQ, flags, len, req->service,
-		       (u32)s->gen << 16 | s->idx, 0);
+		       (u32)s->gen << 16 | s->idx, 0, req->id);
 	if (s->mr) {
 		struct krt_msg_hdr *h = s->va;
 
@@ -534,11 +665,15 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		h->rkey = cpu_to_be32(s->mr->rkey);
 		h->data_len = cpu_to_be32(req->data_len);
 	}
-	memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
+	if (req->msg_len)
+		memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
 	ib_dma_sync_single_for_device(q->ibdev, s->dma, len, DMA_TO_DEVICE);
-	krt_send_wr(&wr, &sge, &s->send_cqe, s->dma, len, q->lkey,
+	krt_send_wr(&wr, &sge, &s->send_cqe, s->va, s->dma, len, q->lkey,
 		    len <= q->max_inline);
-	q->stats.reqs_sent++;
+	if (hb)
+		q->stats.heartbeats++;
+	else
+		q->stats.reqs_sent++;
 	if (req->dir == KRT_DATA_READ)
 		q->stats.bytes_read += req->data_len;
 	else if (req->dir == KRT_DATA_WRITE)
@@ -560,7 +695,7 @@ static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
 		q->stats.credit_waits++;
 		return false;
 	}
-	if (q->sq_avail < (req->krt_sgl ? KRT_WR_REQ : 1)) {
+	if (q->sq_avail < (req->dir != KRT_DATA_NONE ? KRT_WR_REQ : 1)) {
 		q->stats.sq_waits++;
 		return false;
 	}
@@ -612,9 +747,9 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 	u32 len = sizeof(struct krt_msg_hdr) + r->rep_len;
 
 	krt_q_fill_hdr(q, r->va, KRT_OP_REP, 0, len, r->pub.service, r->tag,
-		       r->status);
+		       r->status, r->pub.req_id);
 	ib_dma_sync_single_for_device(q->ibdev, r->dma, len, DMA_TO_DEVICE);
-	krt_send_wr(&wr, &sge, &r->send_cqe, r->dma, len, q->lkey,
+	krt_send_wr(&wr, &sge, &r->send_cqe, r->va, r->dma, len, q->lkey,
 		    len <= q->max_inline);
 	if (r->inv && q->send_inv) {
 		wr.opcode = IB_WR_SEND_WITH_INV;
@@ -622,7 +757,8 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 	}
 	q->credits--;
 	q->sq_avail -= KRT_WR_REP;
-	q->stats.srv_reps++;
+	if (r->pub.service != KRT_SERVICE_HB)
+		q->stats.srv_reps++;
 	r->state = KRT_SREQ_REPLY;
 	return ib_post_send(q->qp, &wr, NULL);
 }
@@ -670,8 +806,7 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	krt_q_kick_locked(q, &done);
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
-	krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
-		       krt_sreq_dma_dir(r->pub.dir));
+	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
 	r->sgl = NULL;
 	r->data_done(&r->pub, status);
 }
@@ -807,6 +942,8 @@ static const char *krt_q_check_hdr(struct krt_queue *q, const struct krt_msg_hdr
 			return "data length over the max IO size";
 		if (!dir && (dlen || (flags & KRT_MF_INV)))
 			return "data fields without data";
+		if (be16_to_cpu(h->service) == KRT_SERVICE_HB && (dir || bytes != sizeof(*h)))
+			return "heartbeat with data";
 	} else if (flags) {
 		return "flags in a reply";
 	}
@@ -849,6 +986,8 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 	r->tag = be32_to_cpu(h->tag);
 	r->pub.service = be16_to_cpu(h->service);
 	r->pub.node_id = q->conn->peer->node_id;
+	r->pub.req_id = be64_to_cpu(h->req_id);
+	r->pub.resent = flags & KRT_MF_RESENT;
 	r->pub.msg_len = bytes - sizeof(*h);
 	memcpy(r->msg, (const void *)(h + 1), r->pub.msg_len);
 	r->pub.msg = r->msg;
@@ -870,10 +1009,15 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 	} else {
 		spin_lock_bh(&q->lock);
 		q->grant++;
-		q->stats.srv_reqs++;
+		if (r->pub.service != KRT_SERVICE_HB)
+			q->stats.srv_reqs++;
 		spin_unlock_bh(&q->lock);
 	}
 
+	if (r->pub.service == KRT_SERVICE_HB) {
+		krt_srv_reply(&r->pub, 0, NULL, 0);
+		return;
+	}
 	svc = krt_service_get(r->pub.service);
 	if (!svc) {
 		krt_srv_reply(&r->pub, -EPROTONOSUPPORT, NULL, 0);
@@ -896,7 +1040,7 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 	bool late = false;
 	int ret;
 
-	if (idx >= q->nr_slots) {
+	if (idx >= q->nr_slots + !!q->hb_slot) {
 		krt_q_malformed(q, "reply tag out of range");
 		return;
 	}
@@ -920,6 +1064,8 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 	if (s->state == KRT_SLOT_ZOMBIE) {
 		late = true;
 		q->stats.late_replies++;
+	} else if (req == &q->hb_req) {
+		req->status = 0;
 	} else {
 		req->rsp_len = plen;
 		if (req->rsp)
@@ -967,6 +1113,31 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 	krt_q_complete(q, &done);
 }
 
+/* A heartbeat or its reply?  @h is well formed. */
+static bool krt_q_is_hb(struct krt_queue *q, const struct krt_msg_hdr *h)
+{
+	if (q->server)
+		return be16_to_cpu(h->service) == KRT_SERVICE_HB;
+	return q->hb_slot && (be32_to_cpu(h->tag) & 0xffff) == q->hb_slot->idx;
+}
+
+/*
+ * Fault injection: forget a received message.  Its buffer is posted again
+ * and granted back, so that the sender does not run out of credits
+ * because of the fault itself.
+ */
+static void krt_q_drop_rx(struct krt_queue *q, struct krt_rbuf *rb)
+{
+	atomic64_inc(&krt_dp_stats.dropped);
+	if (krt_q_post_recv(q, rb)) {
+		krt_q_reset(q, "cannot post a receive");
+		return;
+	}
+	spin_lock_bh(&q->lock);
+	q->grant++;
+	spin_unlock_bh(&q->lock);
+}
+
 static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct krt_rbuf *rb = container_of(wc->wr_cqe, struct krt_rbuf, cqe);
@@ -978,6 +1149,12 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (krt_q_wc_failed(q, wc, "receive"))
 		return;
+	/* fault/silent: the peer seems to send nothing at all */
+	if (unlikely(READ_ONCE(krt_fault_silent))) {
+		krt_q_drop_rx(q, rb);
+		return;
+	}
+	WRITE_ONCE(q->last_rx, jiffies);
 	ib_dma_sync_single_for_cpu(q->ibdev, rb->dma, KRT_MSG_BUF, DMA_FROM_DEVICE);
 	bad = krt_q_check_hdr(q, h, wc->byte_len);
 	if (bad) {
@@ -996,13 +1173,59 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
 
+	/* fault/drop_rx: a lost request or reply (not a heartbeat) */
+	if (unlikely(READ_ONCE(krt_fault_drop_rx)) && !krt_q_is_hb(q, h) && krt_fault_drop()) {
+		krt_q_drop_rx(q, rb);
+		return;
+	}
 	if (q->server)
 		krt_q_recv_req(q, rb, h, wc->byte_len);
 	else
 		krt_q_recv_rep(q, rb, h, wc->byte_len, wc);
 }
 
-/* ---- deadlines ---- */
+/* ---- deadlines and heartbeats ---- */
+
+/*
+ * Heartbeats and the server's bounds.  Caller holds q->lock.  Return:
+ * why the connection must be reset, or NULL.
+ */
+static const char *krt_q_liveness_locked(struct krt_queue *q)
+{
+	unsigned long idle = jiffies - READ_ONCE(q->last_rx);
+	unsigned long hb = msecs_to_jiffies(q->hb_ms), bound;
+	struct krt_sreq *r;
+
+	if (q->dead || !q->ready || !hb)
+		return NULL;
+	if (q->server) {
+		/* twice the client's detection time, at least a second */
+		bound = max_t(unsigned long, 2 * hb * q->hb_misses, HZ);
+		if (idle > bound) {
+			q->stats.hb_timeouts++;
+			return "heartbeat: nothing from the client";
+		}
+		list_for_each_entry(r, &q->swait, entry)
+			if (time_after(jiffies, r->wait_start + bound))
+				return "client returns no credits";
+		return NULL;
+	}
+	if (!q->hb_slot)
+		return NULL;
+	if (idle >= hb * q->hb_misses) {
+		q->stats.hb_timeouts++;
+		return "heartbeat: no answer from the peer";
+	}
+	if (idle < hb || q->hb_busy || !q->credits || !q->sq_avail)
+		return NULL;
+	q->hb_busy = true;
+	q->hb_req.krt_sends = 0;
+	q->hb_req.status = -EINPROGRESS;
+	kref_get(&q->conn->ref);	/* the heartbeat's */
+	if (krt_q_post_req_locked(q, &q->hb_req))
+		return "cannot post a work request";
+	return NULL;
+}
 
 static void krt_q_timer(struct timer_list *t)
 {
@@ -1047,6 +1270,7 @@ static void krt_q_timer(struct timer_list *t)
 			why = "most requests unanswered";
 	}
 	q->stats.timeouts += n;
+	why = krt_q_liveness_locked(q) ?: why;
 	spin_unlock_bh(&q->lock);
 	if (n)
 		atomic64_add(n, &krt_dp_stats.timeouts);
@@ -1120,7 +1344,8 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 			s->reg_cqe.done = krt_slot_reg_done;
 			list_add_tail(&s->entry, &q->free_slots);
 			s->va = krt_q_buf(q, &s->dma, DMA_TO_DEVICE);
-			if (!s->va)
+			s->sg = kcalloc(q->mr_pages, sizeof(*s->sg), GFP_KERNEL);
+			if (!s->va || !s->sg)
 				return -ENOMEM;
 		}
 		return 0;
@@ -1137,7 +1362,8 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		r->send_cqe.done = krt_sreq_send_done;
 		list_add_tail(&r->entry, &q->sfree);
 		r->msg = kmalloc(KRT_MSG_BUF, GFP_KERNEL);
-		if (!r->msg)
+		r->sg = kcalloc(q->mr_pages, sizeof(*r->sg), GFP_KERNEL);
+		if (!r->msg || !r->sg)
 			return -ENOMEM;
 		r->va = krt_q_buf(q, &r->dma, DMA_TO_DEVICE);
 		if (!r->va)
@@ -1154,25 +1380,26 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
  * @max_inline: inline data the QP was granted
  *
  * Allocates and maps buffers, creates the MR pool and posts every receive
- * buffer, before the connection is accepted or connects.
+ * buffer, before the connection is accepted or connects.  The caller
+ * publishes the queue in @conn.
  *
- * Return: 0, -ENOMEM or the verbs error; nothing is left on error.
+ * Return: the queue, or ERR_PTR(-ENOMEM or the verbs error); nothing is
+ * left on error.
  */
-int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
-		     struct krt_device *dev, u32 max_inline)
+struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
+				   struct krt_device *dev, u32 max_inline)
 {
 	struct krt_queue *q;
 	u32 i, pages;
 	int ret;
 
-	krt_queue_free(conn);
 	q = krt_fault_connect() ? NULL : kzalloc(sizeof(*q), GFP_KERNEL);
 	if (!q)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	q->conn = conn;
 	q->qp = id->qp;
 	q->ibdev = dev->ibdev;
-	q->lkey = dev->pd->local_dma_lkey;
+	q->lkey = id->qp->pd->local_dma_lkey;	/* the connection's own PD */
 	spin_lock_init(&q->lock);
 	INIT_LIST_HEAD(&q->waiting);
 	INIT_LIST_HEAD(&q->free_slots);
@@ -1189,6 +1416,12 @@ int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->sq_avail = KRT_WR_REQ * conn->depth;
 	q->max_inline = max_inline;
 	q->send_inv = dev->caps.send_inv;
+	q->hb_ms = conn->hb_ms;
+	q->hb_misses = max_t(u32, conn->hb_misses, 1);
+	q->last_rx = jiffies;
+	q->hb_req.service = KRT_SERVICE_HB;
+	q->hb_req.dir = KRT_DATA_NONE;
+	INIT_LIST_HEAD(&q->hb_req.krt_entry);
 	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1);
 	q->mr_pages = pages;
 	q->max_io = min_t(u32, krt_max_io, (pages - 1) * PAGE_SIZE);
@@ -1206,9 +1439,8 @@ int krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 		if (ret)
 			goto err_mrs;
 	}
-	conn->q = q;
 	mod_timer(&q->timer, jiffies + KRT_TICK);
-	return 0;
+	return q;
 
 err_mrs:
 	/* ORDER: flush the receives already posted before their buffers go */
@@ -1216,10 +1448,9 @@ err_mrs:
 	ib_mr_pool_destroy(id->qp, &id->qp->rdma_mrs);
 err_bufs:
 	krt_q_unmap_bufs(q);
-	conn->q = q;
 	q->unmapped = true;
-	krt_queue_free(conn);
-	return ret;
+	krt_queue_free(q);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -1235,12 +1466,17 @@ void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_i
 {
 	struct krt_slot *s, *tmp;
 
+	u32 slots;
+
 	spin_lock_bh(&q->lock);
 	q->credits = min_t(u32, credits, KRT_MAX_DEPTH);
 	q->max_credits = q->credits;
 	q->max_io = min(q->max_io, max_io);
-	if (!q->server && depth < q->nr_slots) {
-		q->nr_slots = max_t(u32, depth, 1);
+	if (!q->server) {
+		/* the last slot granted is the heartbeat's */
+		slots = clamp_t(u32, depth, 1, q->nr_slots);
+		q->hb_slot = slots >= 2 ? &q->slots[slots - 1] : NULL;
+		q->nr_slots = slots - !!q->hb_slot;
 		list_for_each_entry_safe(s, tmp, &q->free_slots, entry)
 			if (s->idx >= q->nr_slots)
 				list_del_init(&s->entry);
@@ -1268,6 +1504,7 @@ void krt_queue_start(struct krt_queue *q)
 	spin_lock_bh(&q->lock);
 	if (!q->dead)
 		q->ready = true;
+	q->last_rx = jiffies;
 	spin_unlock_bh(&q->lock);
 }
 
@@ -1288,13 +1525,16 @@ void krt_queue_stop(struct krt_queue *q)
 /**
  * krt_queue_submit() - post a request or queue it
  * @q: the queue of an active outbound connection
- * @req: checked by krt_submit(), its scatterlist built; holds a connection
- *	reference
+ * @req: checked by krt_submit(); holds a connection reference
+ *
+ * The buffer is DMA-mapped when a slot takes the request, into the
+ * slot's preallocated scatterlist: nothing is allocated here.
  *
  * Return: 0 (the request completes through @req->done), -ESHUTDOWN when
- * the queue stopped taking requests, -EAGAIN when (NOWAIT) it is full,
- * -EBUSY when too many requests wait, -EIO when the buffer cannot be
- * DMA-mapped.  On error the request is not queued and not mapped.
+ * the queue stopped taking requests, -EMSGSIZE when the buffer is over
+ * the negotiated max IO size, -EAGAIN when (NOWAIT) it is full, -EBUSY
+ * when too many requests wait, -EIO when the buffer cannot be DMA-mapped
+ * or registered.  On error the request is not queued.
  */
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 {
@@ -1306,14 +1546,10 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 		ret = -ESHUTDOWN;
 		goto out_unlock;
 	}
-	if (req->krt_sgl) {
-		/* ORDER: under the lock of a ready queue: the device is there */
-		ret = krt_frwr_map(q->ibdev, req->krt_sgl, req->nr_bvec,
-				   krt_req_dma_dir(req->dir));
-		if (ret < 0)
-			goto out_unlock;
-		req->krt_nents = ret;
-		ret = 0;
+	if (req->dir != KRT_DATA_NONE &&
+	    (req->data_len > q->max_io || req->nr_bvec > q->mr_pages)) {
+		ret = -EMSGSIZE;
+		goto out_unlock;
 	}
 	atomic_inc(&q->inflight);
 	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
@@ -1342,9 +1578,6 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 
 out_undo:
 	atomic_dec(&q->inflight);
-	if (req->krt_sgl)
-		ib_dma_unmap_sg(q->ibdev, req->krt_sgl, req->nr_bvec,
-				krt_req_dma_dir(req->dir));
 out_unlock:
 	spin_unlock_bh(&q->lock);
 	return ret;
@@ -1361,15 +1594,39 @@ u32 krt_queue_inflight(struct krt_queue *q)
 	return q ? atomic_read(&q->inflight) : 0;
 }
 
+/*
+ * The requests of a failed queue: the heartbeat ends, the others go back
+ * to their peer to be re-sent or failed.  Without q->lock.
+ */
+static void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
+{
+	struct krt_req *req, *tmp;
+
+	list_for_each_entry_safe(req, tmp, done, krt_entry) {
+		list_del_init(&req->krt_entry);
+		req->krt_conn = NULL;
+		if (req != &q->hb_req) {
+			atomic_dec(&q->inflight);
+			if (!req->status)	/* answered: only its MR was left */
+				krt_req_finish(req, 0);
+			else
+				krt_peer_resend(req->krt_peer, req, req->status);
+		}
+		krt_conn_put(q->conn);		/* the request's */
+	}
+}
+
 /**
- * krt_queue_destroy() - drain the QP and complete everything outstanding
+ * krt_queue_destroy() - drain the QP and hand back everything outstanding
  * @conn: the connection, disconnected (QP in error or about to be)
  *
  * Called before the QP is destroyed, never from a completion handler.
  * ORDER: drain (every posted WR completes, flushed), give the MRs back
- * and destroy the pool (no rkey works any more), then complete requests
- * with -ECONNRESET (-ETIMEDOUT for those past their deadline) and hand
- * server requests that wait for room back to their service.
+ * and destroy the pool (no rkey works any more), unmap the buffers, then
+ * hand the requests back to their peer (krt_peer_resend(): re-sent on
+ * another connection, or failed with -ECONNRESET, -ETIMEDOUT past their
+ * deadline) and hand server requests that wait for room back to their
+ * service.
  */
 void krt_queue_destroy(struct krt_conn *conn)
 {
@@ -1392,8 +1649,7 @@ void krt_queue_destroy(struct krt_conn *conn)
 	list_splice_init(&q->waiting, &done);
 	q->nr_waiting = 0;
 	list_for_each_entry(req, &done, krt_entry)
-		req->status = time_after_eq(jiffies, req->krt_deadline) ?
-			      -ETIMEDOUT : -ECONNRESET;
+		req->status = -ECONNRESET;
 	for (i = 0; q->slots && i < q->depth; i++) {
 		struct krt_slot *s = &q->slots[i];
 
@@ -1401,8 +1657,12 @@ void krt_queue_destroy(struct krt_conn *conn)
 			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
 			s->mr = NULL;
 		}
+		if (s->req)
+			krt_slot_unmap_locked(q, s);
 		if (s->state == KRT_SLOT_BUSY) {
-			s->req->status = s->timed_out ? -ETIMEDOUT : -ECONNRESET;
+			/* a request answered already keeps its answer (status 0) */
+			if (s->pending & KRT_P_REPLY)
+				s->req->status = s->timed_out ? -ETIMEDOUT : -ECONNRESET;
 			list_add_tail(&s->req->krt_entry, &done);
 		}
 		if (s->state != KRT_SLOT_FREE) {
@@ -1411,6 +1671,7 @@ void krt_queue_destroy(struct krt_conn *conn)
 			krt_slot_free_locked(q, s);
 		}
 	}
+	q->hb_busy = false;
 	list_for_each_entry_safe(r, rt, &q->swait, entry) {
 		list_del_init(&r->entry);
 		list_add_tail(&r->entry,
@@ -1424,11 +1685,10 @@ void krt_queue_destroy(struct krt_conn *conn)
 	spin_unlock_bh(&q->lock);
 
 	ib_mr_pool_destroy(q->qp, &q->qp->rdma_mrs);
-	krt_q_complete(q, &done);
+	krt_q_hand_back(q, &done);
 	list_for_each_entry_safe(r, rt, &data, entry) {
 		list_del_init(&r->entry);
-		krt_frwr_unmap(q->ibdev, r->sgl, r->nr_bvec,
-			       krt_sreq_dma_dir(r->pub.dir));
+		ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
 		r->sgl = NULL;
 		r->state = KRT_SREQ_SERVICE;
 		r->data_done(&r->pub, -ECONNRESET);
@@ -1443,13 +1703,13 @@ void krt_queue_destroy(struct krt_conn *conn)
 }
 
 /**
- * krt_queue_free() - free a connection's queue memory
- * @conn: the connection; its queue is destroyed and no server request is
- *	with a service any more (each holds a connection reference)
+ * krt_queue_free() - free a queue's memory
+ * @q: the queue, destroyed (or never started), unpublished, and no server
+ *	request with a service any more (each holds a connection
+ *	reference); NULL is ignored
  */
-void krt_queue_free(struct krt_conn *conn)
+void krt_queue_free(struct krt_queue *q)
 {
-	struct krt_queue *q = conn->q;
 	u32 i;
 
 	if (!q)
@@ -1457,17 +1717,19 @@ void krt_queue_free(struct krt_conn *conn)
 	WARN_ON_ONCE(!q->unmapped);
 	for (i = 0; q->rbufs && i < q->depth; i++)
 		kfree(q->rbufs[i].va);
-	for (i = 0; q->slots && i < q->depth; i++)
+	for (i = 0; q->slots && i < q->depth; i++) {
 		kfree(q->slots[i].va);
+		kfree(q->slots[i].sg);
+	}
 	for (i = 0; q->sreqs && i < q->depth; i++) {
 		kfree(q->sreqs[i].va);
 		kfree(q->sreqs[i].msg);
+		kfree(q->sreqs[i].sg);
 	}
 	kfree(q->rbufs);
 	kfree(q->slots);
 	kfree(q->sreqs);
 	kfree(q);
-	conn->q = NULL;
 }
 
 /**
@@ -1485,8 +1747,9 @@ void krt_queue_free(struct krt_conn *conn)
  *
  * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
  * buffer with gaps or over the MR size, transfer already made),
- * -ECONNRESET (connection gone), -ENOMEM, -EIO or -EBUSY (the buffer
- * could not be registered; the connection stays up).
+ * -ECONNRESET (connection gone), -EIO or -EBUSY (the buffer could not be
+ * mapped or registered; the connection stays up).  Nothing is allocated:
+ * the scatterlist is the server request's own.
  */
 int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 unsigned int nr_bvec,
@@ -1495,7 +1758,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
 	struct krt_queue *q = r->q;
 	enum dma_data_direction dir;
-	struct scatterlist *sgl;
+	struct scatterlist *sgl = r->sg;
 	u32 len, pages;
 	int ret;
 
@@ -1505,21 +1768,19 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	if (ret || len != sreq->data_len || pages > q->mr_pages)
 		return -EINVAL;
 	dir = krt_sreq_dma_dir(sreq->dir);
-	sgl = krt_frwr_sg(bvec, nr_bvec, in_task() ? GFP_NOIO : GFP_ATOMIC);
-	if (!sgl)
+	if (krt_fault_register())
 		return -ENOMEM;
 
 	spin_lock_bh(&q->lock);
 	if (q->dead) {
 		spin_unlock_bh(&q->lock);
-		kfree(sgl);
 		return -ECONNRESET;
 	}
 	/* ORDER: under the lock of a live queue: the device is there */
+	krt_frwr_sg_fill(sgl, bvec, nr_bvec);
 	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
 	if (ret < 0) {
 		spin_unlock_bh(&q->lock);
-		kfree(sgl);
 		return ret;
 	}
 	/*
@@ -1535,7 +1796,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		if (r->mr)
 			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
 		r->mr = NULL;
-		krt_frwr_unmap(q->ibdev, sgl, nr_bvec, dir);
+		ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
 		spin_unlock_bh(&q->lock);
 		return ret;
 	}
@@ -1553,6 +1814,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	} else {
 		q->stats.sq_waits++;
 		r->state = KRT_SREQ_DATA_WAIT;
+		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);
 	}
 	spin_unlock_bh(&q->lock);
@@ -1576,8 +1838,12 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
 	struct krt_queue *q = r->q;
 
-	if (WARN_ON_ONCE(r->state != KRT_SREQ_SERVICE))
+	/* a second reply, or one during a transfer: refused, not sent */
+	if (WARN_ONCE(READ_ONCE(r->state) != KRT_SREQ_SERVICE || r->sgl,
+		      "krt: reply to a request not with its service\n")) {
+		atomic64_inc(&krt_dp_stats.api_misuse);
 		return;
+	}
 	if (len > KRT_MAX_MSG) {
 		status = -EMSGSIZE;
 		len = 0;
@@ -1602,6 +1868,7 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 	} else {
 		q->stats.credit_waits += !q->credits;
 		r->state = KRT_SREQ_REPLY_WAIT;
+		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);
 	}
 	spin_unlock_bh(&q->lock);
@@ -1620,6 +1887,7 @@ static const struct {
 	KRT_QSTAT(late_replies), KRT_QSTAT(timeouts), KRT_QSTAT(malformed),
 	KRT_QSTAT(waits), KRT_QSTAT(credit_waits), KRT_QSTAT(sq_waits),
 	KRT_QSTAT(wc_errors), KRT_QSTAT(local_inv), KRT_QSTAT(remote_inv),
+	KRT_QSTAT(heartbeats), KRT_QSTAT(hb_timeouts),
 };
 
 /**

@@ -20,7 +20,16 @@
  * The clients run in the caller of KRT_CMD_TEST: ``threads`` kernel
  * threads each keep ``depth`` requests in flight until ``count`` requests
  * were submitted in all, check every completion (exactly once, status,
- * payload or data) and record latencies.
+ * payload or data) and record latencies.  With ``noretry`` requests carry
+ * %KRT_REQ_NORETRY; the outcome includes how many requests krt re-sent
+ * to the peer during the run (its ``resent`` counter's delta).
+ *
+ * Memory is bounded by the module parameter ``test_mem_mb`` (default 64),
+ * separately for each side: the buffers of all client runs together (a
+ * run that would pass it is refused before it starts), and the pages the
+ * service allocates for remote data requests (a request that would pass
+ * it is answered -EBUSY without a transfer), so a remote cannot make the
+ * service allocate without bound.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,7 +53,49 @@ struct krt_tmsg {
 	__be32	size;
 } __packed;
 
-#define KRT_TEST_MAX_BUF	(128U << 20)	/* buffers of one run, in all */
+static unsigned int krt_test_mem_mb = 64;
+module_param_named(test_mem_mb, krt_test_mem_mb, uint, 0644);
+MODULE_PARM_DESC(test_mem_mb,
+		 "Test service memory in MiB, for the buffers of all ping/xfer runs and again for the pages of served data requests (default: 64)");
+
+/* bytes in use: by client runs, by the service's data requests */
+static atomic64_t krt_test_mem_runs = ATOMIC64_INIT(0);
+static atomic64_t krt_test_mem_srv = ATOMIC64_INIT(0);
+
+static u64 krt_test_mem_cap(void)
+{
+	return (u64)READ_ONCE(krt_test_mem_mb) << 20;
+}
+
+/* Take @bytes of @used if it stays within test_mem_mb; Return: true if so. */
+static bool krt_test_mem_charge(atomic64_t *used, u64 bytes)
+{
+	u64 cap = krt_test_mem_cap();
+	s64 old = atomic64_read(used);
+
+	do {
+		if (bytes > cap || (u64)old + bytes > cap)
+			return false;
+	} while (!atomic64_try_cmpxchg(used, &old, old + bytes));
+	return true;
+}
+
+static void krt_test_mem_uncharge(atomic64_t *used, u64 bytes)
+{
+	atomic64_sub(bytes, used);
+}
+
+/* Pages of a buffer of @size bytes at an offset below a page. */
+static u32 krt_buf_pages(u32 size)
+{
+	return DIV_ROUND_UP(size, PAGE_SIZE) + 1;
+}
+
+/* What krt_buf_alloc() takes for @size bytes at most. */
+static u64 krt_buf_bytes(u32 size)
+{
+	return (u64)krt_buf_pages(size) * (PAGE_SIZE + sizeof(struct bio_vec));
+}
 
 static u8 krt_pat(u32 seed, u32 i)
 {
@@ -116,6 +167,7 @@ struct krt_tsvc_io {
 	struct bio_vec		*bv;
 	unsigned int		nr;
 	u32			seed;
+	u64			charged;	/* of krt_test_mem_srv */
 };
 
 static DEFINE_SPINLOCK(krt_tsvc_lock);	/* krt_tsvc_held, krt_tsvc_holding */
@@ -126,6 +178,8 @@ static bool krt_tsvc_registered;
 static void krt_tsvc_answer(struct krt_tsvc_io *io, int status, const void *msg, u32 len)
 {
 	krt_buf_free(io->bv, io->nr);
+	if (io->charged)
+		krt_test_mem_uncharge(&krt_test_mem_srv, io->charged);
 	krt_srv_reply(io->sreq, status, msg, len);
 	kfree(io);
 }
@@ -144,8 +198,17 @@ static void krt_tsvc_data_work(struct work_struct *work)
 {
 	struct krt_tsvc_io *io = container_of(work, struct krt_tsvc_io, work);
 	struct krt_srv_req *sreq = io->sreq;
+	u64 bytes = krt_buf_bytes(sreq->data_len);
 	int ret;
 
+	/* a remote's requests may not take more than test_mem_mb */
+	if (!krt_test_mem_charge(&krt_test_mem_srv, bytes)) {
+		pr_warn_ratelimited("test service: data request of %u bytes refused (-EBUSY): test_mem_mb (%u MiB) in use\n",
+				    sreq->data_len, READ_ONCE(krt_test_mem_mb));
+		krt_tsvc_answer(io, -EBUSY, NULL, 0);
+		return;
+	}
+	io->charged = bytes;
 	/* an odd first offset of our own */
 	io->bv = krt_buf_alloc(sreq->data_len, (io->seed * 2 + 7) % 1024, &io->nr,
 			       GFP_KERNEL);
@@ -242,6 +305,11 @@ bool krt_test_holding(void)
 	return READ_ONCE(krt_tsvc_holding);
 }
 
+/**
+ * krt_test_init() - register the test service when test_service=1
+ *
+ * Return: 0 or the error of krt_service_register().
+ */
 int krt_test_init(void)
 {
 	int ret;
@@ -254,6 +322,9 @@ int krt_test_init(void)
 	return ret;
 }
 
+/**
+ * krt_test_exit() - answer held requests and unregister the test service
+ */
 void krt_test_exit(void)
 {
 	if (!krt_tsvc_registered)
@@ -366,6 +437,7 @@ static int krt_tio_submit(struct krt_tio *io)
 	const struct krt_test_args *a = run->a;
 	struct krt_tmsg *m = (struct krt_tmsg *)io->msg;
 	struct krt_req *req = &io->req;
+	int ret;
 
 	spin_lock_bh(&run->lock);
 	io->seed = ++run->seq * 2654435761U;
@@ -375,7 +447,8 @@ static int krt_tio_submit(struct krt_tio *io)
 	m->size = cpu_to_be32(a->size);
 	memset(req, 0, sizeof(*req));
 	req->service = KRT_SERVICE_TEST;
-	req->flags = a->nowait ? KRT_REQ_NOWAIT : 0;
+	req->flags = (a->nowait ? KRT_REQ_NOWAIT : 0) |
+		     (a->noretry ? KRT_REQ_NORETRY : 0);
 	req->timeout_ms = a->timeout_ms;
 	req->msg = io->msg;
 	req->rsp = io->rsp;
@@ -401,12 +474,22 @@ static int krt_tio_submit(struct krt_tio *io)
 	}
 	atomic_set(&io->ndone, 0);
 	io->t0 = local_clock();
-	return krt_submit(run->peer, req);
+	/*
+	 * The API allows any context but hardirq: submit in atomic context
+	 * (bottom halves off, RCU read side) so that the debug kernel's
+	 * might_sleep checks catch any sleep on this path.
+	 */
+	local_bh_disable();
+	rcu_read_lock();
+	ret = krt_submit(run->peer, req);
+	rcu_read_unlock();
+	local_bh_enable();
+	return ret;
 }
 
-static int krt_tthr_fn(void *data)
+/* One client thread's requests, until they all completed. */
+static void krt_tthr_loop(struct krt_tthr *t)
 {
-	struct krt_tthr *t = data;
 	struct krt_trun *run = t->run;
 	struct krt_tio *io, *tmp;
 	u32 submitted = 0;
@@ -445,8 +528,47 @@ static int krt_tthr_fn(void *data)
 			}
 		}
 	}
-	complete(&t->exited);
-	return 0;
+}
+
+/*
+ * A client kthread.  The caller frees @t, and may return to a module
+ * unload, once @t->exited completes: kthread_complete_and_exit() does not
+ * come back into module text after complete().
+ */
+static int krt_tthr_fn(void *data)
+{
+	struct krt_tthr *t = data;
+
+	krt_tthr_loop(t);
+	kthread_complete_and_exit(&t->exited, 0);
+}
+
+/* Requests thread @i of a run submits. */
+static u32 krt_trun_count(const struct krt_test_args *a, u32 i)
+{
+	return a->count / a->threads + (i < a->count % a->threads);
+}
+
+/* Buffers thread @i of a run keeps (one per request in flight). */
+static u32 krt_trun_nios(const struct krt_test_args *a, u32 i)
+{
+	return min(a->depth, max(krt_trun_count(a, i), 1U));
+}
+
+/* Memory a run allocates, at most: what it is charged. */
+static u64 krt_trun_bytes(const struct krt_test_args *a)
+{
+	u64 per_io = sizeof(struct krt_tio) + kmalloc_size_roundup(KRT_MAX_MSG + 64) +
+		     kmalloc_size_roundup(KRT_MAX_MSG);
+	u64 nios = 0;
+	u32 i;
+
+	if (a->op != KRT_TEST_PING)
+		per_io += krt_buf_bytes(a->size);
+	for (i = 0; i < a->threads; i++)
+		nios += krt_trun_nios(a, i);
+	return nios * per_io + (u64)a->count * sizeof(u64) +
+	       (u64)a->threads * sizeof(struct krt_tthr);
 }
 
 static void krt_tthr_free(struct krt_tthr *t)
@@ -474,7 +596,7 @@ static int krt_tthr_init(struct krt_tthr *t, struct krt_trun *run, u32 idx, u32 
 	INIT_LIST_HEAD(&t->free);
 	init_waitqueue_head(&t->wq);
 	init_completion(&t->exited);
-	t->nios = min(a->depth, max(count, 1U));
+	t->nios = krt_trun_nios(a, idx);
 	t->ios = kcalloc(t->nios, sizeof(*t->ios), GFP_KERNEL);
 	if (!t->ios)
 		return -ENOMEM;
@@ -528,8 +650,12 @@ static void krt_trun_latency(struct krt_trun *run)
  * @res: filled with the outcome
  * @extack: for error messages
  *
+ * Its buffers are charged to test_mem_mb for the run's duration.
+ *
  * Return: 0 when the run took place (its errors are in @res), or an
- * error before any request: -ENOENT (no such peer), -EINVAL, -ENOMEM.
+ * error before any request: -ENOENT (no such peer), -EINVAL (xfer of 0
+ * bytes, or buffers over test_mem_mb by themselves), -EBUSY (over
+ * test_mem_mb with the other runs' buffers), -ENOMEM.
  */
 int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 		 struct netlink_ext_ack *extack)
@@ -537,22 +663,33 @@ int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 	struct task_struct *task;
 	struct krt_tthr *thr;
 	struct krt_trun run = { .a = args, .res = res };
-	u32 i, pages;
-	u64 t0;
+	u64 t0, bytes, resent0;
+	u32 i;
 	int ret = 0;
 
 	if (args->op != KRT_TEST_PING && !args->size) {
 		NL_SET_ERR_MSG_MOD(extack, "xfer needs a size of at least 1 byte");
 		return -EINVAL;
 	}
-	pages = args->op == KRT_TEST_PING ? 1 : DIV_ROUND_UP(args->size, PAGE_SIZE) + 1;
-	if ((u64)pages * PAGE_SIZE * args->threads * args->depth > KRT_TEST_MAX_BUF) {
-		NL_SET_ERR_MSG_MOD(extack, "threads x depth x size over 128 MiB of buffers");
+	if (!args->threads || !args->depth) {
+		NL_SET_ERR_MSG_MOD(extack, "threads and depth must be at least 1");
 		return -EINVAL;
+	}
+	bytes = krt_trun_bytes(args);
+	if (bytes > krt_test_mem_cap()) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "threads x depth x size: buffers over the test service's limit (module parameter test_mem_mb)");
+		return -EINVAL;
+	}
+	if (!krt_test_mem_charge(&krt_test_mem_runs, bytes)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "buffers over the test service's limit (module parameter test_mem_mb) with the runs in progress");
+		return -EBUSY;
 	}
 	run.peer = krt_peer_get(args->peer);
 	if (!run.peer) {
 		NL_SET_ERR_MSG_MOD(extack, "no such peer");
+		krt_test_mem_uncharge(&krt_test_mem_runs, bytes);
 		return -ENOENT;
 	}
 	spin_lock_init(&run.lock);
@@ -564,11 +701,11 @@ int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 		goto out;
 	}
 	for (i = 0; i < args->threads; i++) {
-		ret = krt_tthr_init(&thr[i], &run, i, args->count / args->threads +
-				    (i < args->count % args->threads));
+		ret = krt_tthr_init(&thr[i], &run, i, krt_trun_count(args, i));
 		if (ret)
 			goto out_threads;
 	}
+	resent0 = atomic64_read(&run.peer->resent);
 	t0 = local_clock();
 	/*
 	 * One thread runs in the caller, so fault injection aimed at the
@@ -580,13 +717,16 @@ int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 		       ERR_PTR(-EAGAIN);
 		if (IS_ERR(task)) {
 			/* run it here instead: every request still runs */
-			krt_tthr_fn(&thr[i]);
+			krt_tthr_loop(&thr[i]);
+			complete(&thr[i].exited);
 		}
 	}
 	/* bounded by count and deadlines; idle so long runs are no hung task */
 	for (i = 0; i < args->threads; i++)
 		wait_for_completion_state(&thr[i].exited, TASK_IDLE);
 	res->elapsed_ns = local_clock() - t0;
+	/* every request of the peer re-sent meanwhile, ours or not */
+	res->resent = atomic64_read(&run.peer->resent) - resent0;
 	krt_trun_latency(&run);
 	ret = 0;
 out_threads:
@@ -596,6 +736,7 @@ out:
 	kfree(thr);
 	kvfree(run.lat);
 	krt_peer_put(run.peer);
+	krt_test_mem_uncharge(&krt_test_mem_runs, bytes);
 	if (ret == -ENOMEM)
 		NL_SET_ERR_MSG_MOD(extack, "out of memory for the test buffers");
 	return ret;

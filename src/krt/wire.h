@@ -4,13 +4,15 @@
  *
  * DOC: Message header
  *
- * Every message starts with &struct krt_msg_hdr (40 bytes, big endian),
+ * Every message starts with &struct krt_msg_hdr (48 bytes, big endian),
  * followed by up to %KRT_MAX_MSG bytes of payload; a message never exceeds
  * one receive buffer (%KRT_MSG_BUF).  Requests (client to server) carry
  * the service id, a tag the reply echoes, and for data the address, rkey
  * and length of the client's registered buffer; replies carry the tag and
  * the service's status.  Both carry the receive credits their sender
- * granted since its previous message.
+ * granted since its previous message.  A request's id stays the same when
+ * it is re-sent on another connection (%KRT_MF_RESENT).  Service 0 is the
+ * heartbeat: a request without data that the server's krt answers at once.
  */
 #ifndef _KRT_WIRE_H
 #define _KRT_WIRE_H
@@ -19,7 +21,7 @@
 #include <linux/types.h>
 
 #define KRT_MSG_MAGIC	0x4b52544d	/* "KRTM" */
-#define KRT_MSG_VERSION	1
+#define KRT_MSG_VERSION	2
 #define KRT_MSG_BUF	4096
 
 enum krt_msg_op {
@@ -31,7 +33,11 @@ enum krt_msg_op {
 #define KRT_MF_READ	0x1	/* server RDMA-WRITEs into addr/rkey */
 #define KRT_MF_WRITE	0x2	/* server RDMA-READs from addr/rkey */
 #define KRT_MF_INV	0x4	/* reply with SEND_WITH_INV of rkey */
-#define KRT_MF_ALL	(KRT_MF_READ | KRT_MF_WRITE | KRT_MF_INV)
+#define KRT_MF_RESENT	0x8	/* sent before on a connection that failed */
+#define KRT_MF_ALL	(KRT_MF_READ | KRT_MF_WRITE | KRT_MF_INV | KRT_MF_RESENT)
+
+/* Service 0 is krt's own heartbeat: answered by krt, status 0, no data. */
+#define KRT_SERVICE_HB	0
 
 /**
  * struct krt_msg_hdr - header of every data-path message
@@ -47,6 +53,7 @@ enum krt_msg_op {
  * @addr: data requests: address of the client's MR
  * @rkey: data requests: its rkey
  * @data_len: data requests: bytes, at most the negotiated max IO size
+ * @req_id: requests: the client's request id, echoed in replies
  */
 struct krt_msg_hdr {
 	__be32	magic;
@@ -61,9 +68,10 @@ struct krt_msg_hdr {
 	__be64	addr;
 	__be32	rkey;
 	__be32	data_len;
+	__be64	req_id;
 };
 
-static_assert(sizeof(struct krt_msg_hdr) == 40);
+static_assert(sizeof(struct krt_msg_hdr) == 48);
 static_assert(KRT_MSG_BUF - sizeof(struct krt_msg_hdr) == KRT_MAX_MSG);
 
 #endif /* _KRT_WIRE_H */

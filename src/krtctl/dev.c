@@ -34,12 +34,43 @@ static const struct {
 	{ KRT_A_DEV_PORTS,		"ports" },
 };
 
+static const struct nl_attr_pol dev_pol[KRT_A_DEV_MAX + 1] = {
+	[KRT_A_DEV_NAME]	= { MNL_TYPE_NUL_STRING, KRT_DEV_NAME_MAX },
+	[KRT_A_DEV_INDEX]	= { MNL_TYPE_U32 },
+	[KRT_A_DEV_STATE]	= { MNL_TYPE_U32 },
+	[KRT_A_DEV_REASON]	= { MNL_TYPE_NUL_STRING },
+	[KRT_A_DEV_ENABLED]	= { MNL_TYPE_U8 },
+	[KRT_A_DEV_FRWR]	= { MNL_TYPE_U8 },
+	[KRT_A_DEV_MAX_FR_PAGES] = { MNL_TYPE_U32 },
+	[KRT_A_DEV_MAX_QP_WR]	= { MNL_TYPE_U32 },
+	[KRT_A_DEV_MAX_SEND_SGE] = { MNL_TYPE_U32 },
+	[KRT_A_DEV_MAX_RECV_SGE] = { MNL_TYPE_U32 },
+	[KRT_A_DEV_MAX_INLINE]	= { MNL_TYPE_U32 },
+	[KRT_A_DEV_MAX_CQE]	= { MNL_TYPE_U32 },
+	[KRT_A_DEV_COMP_VECTORS] = { MNL_TYPE_U32 },
+	[KRT_A_DEV_PORTS]	= { MNL_TYPE_U32 },
+	[KRT_A_DEV_NODE_GUID]	= { MNL_TYPE_U64 },
+	[KRT_A_DEV_SEND_INV]	= { MNL_TYPE_U8 },
+	[KRT_A_DEV_SG_GAPS]	= { MNL_TYPE_U8 },
+	[KRT_A_DEV_MEM_USED]	= { MNL_TYPE_U64 },
+	[KRT_A_DEV_MEM_BUDGET]	= { MNL_TYPE_U64 },
+	[KRT_A_DEV_MEM_TOTAL]	= { MNL_TYPE_U64 },
+};
+
+struct nl_policy dev_policy = { "dev", KRT_A_DEV_MAX, dev_pol, 0 };
+
+/* memory accounting, shown when the kernel sends it */
+static const struct nl_field dev_mem_fields[] = {
+	{ KRT_A_DEV_MEM_USED,	"mem_used" },
+	{ KRT_A_DEV_MEM_TOTAL,	"mem_total" },
+	{ KRT_A_DEV_MEM_BUDGET,	"mem_budget" },
+};
+
 /* Print one device; @w is NULL for plain text, @key names a JSON member. */
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key)
 {
 	u32 state = attr_u32(tb, KRT_A_DEV_STATE);
-	unsigned long long guid = tb[KRT_A_DEV_NODE_GUID] ?
-		(unsigned long long)mnl_attr_get_u64(tb[KRT_A_DEV_NODE_GUID]) : 0;
+	unsigned long long guid = attr_u64(tb, KRT_A_DEV_NODE_GUID);
 	size_t i;
 
 	if (w) {
@@ -57,6 +88,7 @@ void dev_print(const struct nlattr **tb, struct jw *w, const char *key)
 			jw_uint(w, dev_u32_fields[i].key,
 				attr_u32(tb, dev_u32_fields[i].type));
 		jw_hex64(w, "node_guid", guid);
+		fields_print(tb, dev_mem_fields, ARRAY_SIZE(dev_mem_fields), w);
 		jw_end_obj(w);
 		return;
 	}
@@ -71,7 +103,9 @@ void dev_print(const struct nlattr **tb, struct jw *w, const char *key)
 	for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
 		printf(" %s %u", dev_u32_fields[i].key,
 		       attr_u32(tb, dev_u32_fields[i].type));
-	printf(" node_guid %016llx\n", guid);
+	printf(" node_guid %016llx", guid);
+	fields_print(tb, dev_mem_fields, ARRAY_SIZE(dev_mem_fields), NULL);
+	printf("\n");
 }
 
 static const char *dev_attr_name(unsigned int type)
@@ -88,7 +122,8 @@ static int dev_show_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[KRT_A_DEV_MAX + 1];
 
-	nl_parse_attrs(nlh, tb, KRT_A_DEV_MAX);
+	if (nl_parse_attrs(nlh, tb, &dev_policy))
+		return MNL_CB_OK;
 	dev_print(tb, data, NULL);
 	return MNL_CB_OK;
 }

@@ -24,30 +24,90 @@ static void jw_indent(struct jw *w)
 		fputs("    ", w->f);
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at @p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), 0 if there is none.
+ */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned int c;
+	int n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	c = p[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/* one ASCII character, escaped as JSON needs; DEL too */
+static void jw_ascii(FILE *f, unsigned char c)
+{
+	switch (c) {
+	case '"':
+		fputs("\\\"", f);
+		break;
+	case '\\':
+		fputs("\\\\", f);
+		break;
+	case '\b':
+		fputs("\\b", f);
+		break;
+	case '\f':
+		fputs("\\f", f);
+		break;
+	case '\n':
+		fputs("\\n", f);
+		break;
+	case '\r':
+		fputs("\\r", f);
+		break;
+	case '\t':
+		fputs("\\t", f);
+		break;
+	default:
+		if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/*
+ * A JSON string: valid UTF-8 as it is, control characters escaped, and
+ * each byte that is not part of valid UTF-8 replaced by U+FFFD (written
+ * "\ufffd"), so that the output is always valid JSON.
+ */
 static void jw_string(struct jw *w, const char *s)
 {
-	const unsigned char *p;
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
 
 	fputc('"', w->f);
-	for (p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", w->f);
-			break;
-		case '\\':
-			fputs("\\\\", w->f);
-			break;
-		case '\n':
-			fputs("\\n", w->f);
-			break;
-		case '\t':
-			fputs("\\t", w->f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(w->f, "\\u%04x", *p);
-			else
-				fputc(*p, w->f);
+	for (; *p; p += n) {
+		n = utf8_len(p);
+		if (!n) {
+			fputs("\\ufffd", w->f);
+			n = 1;
+		} else if (n == 1) {
+			jw_ascii(w->f, *p);
+		} else {
+			fwrite(p, 1, (size_t)n, w->f);
 		}
 	}
 	fputc('"', w->f);

@@ -5,11 +5,14 @@
 #ifndef KRTCTL_H
 #define KRTCTL_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/types.h>
+#include <linux/krt.h>
 #include <libmnl/libmnl.h>
 
 #define KRTCTL_VERSION "0.2.0"
@@ -22,6 +25,25 @@ typedef __u64 u64;
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The largest request or reply message: KRT_MAX_MSG of include/krt/krt.h,
+ * a kernel header krtctl cannot include (the uapi header may one day carry
+ * it).  A ping sends a test header (struct krt_tmsg of src/krt/testsvc.c)
+ * in front of its payload.  selftests/krtctl_cli.sh checks both against
+ * the sources.
+ */
+#ifndef KRT_MAX_MSG
+#define KRT_MAX_MSG		4048
+#endif
+#define KRT_TEST_HDR_LEN	12
+#define KRT_PING_MAX		(KRT_MAX_MSG - KRT_TEST_HDR_LEN)
+
+/* the largest attribute type of any krt attribute set */
+#define KRT_A_ANY_MAX		63
+static_assert(KRT_A_DEV_MAX <= KRT_A_ANY_MAX && KRT_A_PEER_MAX <= KRT_A_ANY_MAX &&
+	      KRT_A_CONN_MAX <= KRT_A_ANY_MAX && KRT_A_TEST_MAX <= KRT_A_ANY_MAX,
+	      "a krt attribute set outgrew krtctl's tables");
+
 struct krtctl {
 	bool json;
 	bool pretty;
@@ -31,7 +53,10 @@ struct krtctl {
 	u32 events_group;
 	u32 seq;
 	u32 portid;
-	char *buf;
+	char *buf;		/* answers */
+	char *req;		/* the request being built */
+	const char *replay;	/* KRTCTL_REPLY: answers from this file */
+	bool replayed;		/* ... read for the request in flight */
 	/* names of the attributes of the request in flight, for errors */
 	const char *(*attr_name)(unsigned int type);
 };
@@ -41,21 +66,55 @@ extern struct krtctl krtctl;
 /* argument helpers, iproute2 style */
 bool matches(const char *arg, const char *pattern);
 int usage_error(const char *msg, const char *arg);
+int get_num(const char *s, const char *what, unsigned long max, u32 *val);
+
+/*
+ * What krtctl reads of an attribute set: per type, the libmnl data type
+ * (MNL_TYPE_UNSPEC: not read, skipped) and for strings and binaries the
+ * longest payload.  An attribute that does not fit is left out of the
+ * table and reported once per type on standard error.
+ */
+struct nl_attr_pol {
+	u8 type;		/* enum mnl_attr_data_type */
+	u16 len;		/* strings, binaries: at most this long */
+};
+
+struct nl_policy {
+	const char *obj;	/* "peer": for the warning */
+	unsigned int max;	/* highest type in @pol, <= KRT_A_ANY_MAX */
+	const struct nl_attr_pol *pol;
+	u64 warned;		/* types already reported */
+};
+
+/* a numeric attribute printed as "key value" in text and JSON */
+struct nl_field {
+	u16 type;
+	const char *key;
+};
+
+struct jw;
 
 /* nl.c */
-int nl_open(struct krtctl *k);
+int nl_init(struct krtctl *k);
+int nl_ready(struct krtctl *k);
 void nl_close(struct krtctl *k);
+ssize_t nl_recv(struct krtctl *k);
 struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags);
 int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 int nl_join_events(struct krtctl *k);
 int nl_parse_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
-		   unsigned int max);
+		   struct nl_policy *p);
 int nl_report(int ret, const char *what);
 int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what);
+int nl_dump(u8 cmd, mnl_cb_t cb, const char *what, int filter_type, const char *filter);
 u32 attr_u32(const struct nlattr **tb, int type);
 u16 attr_u16(const struct nlattr **tb, int type);
 bool attr_u8(const struct nlattr **tb, int type);
+u64 attr_u64(const struct nlattr **tb, int type);
+u64 attr_uint(const struct nlattr **tb, int type);
 const char *attr_str(const struct nlattr **tb, int type);
+void fields_print(const struct nlattr **tb, const struct nl_field *f, size_t n,
+		  struct jw *w);
 
 /* json.c: a small streaming JSON writer */
 struct jw {
@@ -87,6 +146,9 @@ int cmd_xfer(int argc, char **argv);
 void peer_print(const struct nlattr **tb, struct jw *w, const char *key);
 void conn_print(const struct nlattr **tb, struct jw *w, const char *key);
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key);
+const char *name_of(const char *const *tbl, size_t n, u32 v);
+const char *a_addr(const struct nlattr **tb, int type, char *buf, size_t len);
 const char *dev_state_name(u32 state);
+extern struct nl_policy dev_policy, peer_policy, conn_policy;
 
 #endif

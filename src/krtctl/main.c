@@ -43,17 +43,24 @@ static const char *const usage_text[] = {
 	"  listen { add | del } ADDR [port PORT]",
 	"  listen show                     addresses krt accepts connections on",
 	"  peer add NAME addr IP [port P] [conns N] [depth D] [policy rr|min-inflight]",
-	"  peer set NAME { conns N | depth D | policy P }...",
+	"       [RECOVERY]...",
+	"  peer set NAME { conns N | depth D | policy P | RECOVERY }...",
 	"                                  resize a live pool, tune it",
+	"       RECOVERY := { reconnect_ms MS | reconnect_max_ms MS | loss_timeout S |",
+	"                     hb_ms MS | hb_misses N }",
 	"  peer del NAME",
-	"  peer show [NAME]                peers: state, connections up/total, direction",
+	"  peer reconnect NAME             recycle every connection of a peer",
+	"  peer show [NAME]                peers: state, connections up/total, recovery",
 	"  conn show [peer NAME]           connections: state, addresses, QP number",
+	"  conn reset { NAME INDEX | NAME/INDEX }",
+	"                                  force one connection into error",
 	"  monitor [count N]               print krt events as they happen",
-	"  ping NAME [count N] [size S] [timeout MS]",
+	"  ping NAME [count N] [size S] [timeout MS] [noretry]",
 	"                                  echo round trips through the peer's test",
 	"                                  service, payload verified, latency shown",
 	"  xfer NAME op { read | write } [size S] [count N] [depth D] [threads T]",
-	"       [timeout MS] [nowait]      zero-copy RDMA through FRWR, data verified",
+	"       [timeout MS] [nowait] [noretry]",
+	"                                  zero-copy RDMA through FRWR, data verified",
 	"",
 	"Examples:",
 	"  krtctl dev show",
@@ -62,6 +69,8 @@ static const char *const usage_text[] = {
 	"  krtctl listen add 192.0.2.1",
 	"  krtctl peer add store2 addr 192.0.2.2 conns 4 depth 128",
 	"  krtctl peer set store2 conns 8",
+	"  krtctl peer set store2 reconnect_ms 50 loss_timeout 10",
+	"  krtctl conn reset store2/1",
 	"  krtctl -j monitor",
 	"  krtctl ping store2 count 100 size 512",
 	"  krtctl xfer store2 op read size 1M count 50 depth 8 threads 4",
@@ -185,10 +194,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	ret = nl_open(&krtctl);
-	if (ret) {
-		if (ret == -1)
-			fprintf(stderr, "krtctl: netlink: %s\n", strerror(errno));
+	if (nl_init(&krtctl)) {
+		fprintf(stderr, "krtctl: %s\n", strerror(errno));
 		nl_close(&krtctl);
 		return 1;
 	}

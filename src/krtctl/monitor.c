@@ -13,62 +13,57 @@ struct mon {
 	long left;	/* events still to print, <0 for no limit */
 };
 
-static const char *event_name(u8 cmd)
+typedef void (*print_fn)(const struct nlattr **tb, struct jw *w, const char *key);
+
+static const struct event {
+	u8 cmd;
+	const char *name;	/* as printed */
+	const char *key;	/* JSON member of the object */
+	print_fn print;
+	struct nl_policy *pol;
+} events[] = {
+	{ KRT_CMD_DEV_ADD_NTF,		"dev-add",	"dev",	dev_print,  &dev_policy },
+	{ KRT_CMD_DEV_DEL_NTF,		"dev-del",	"dev",	dev_print,  &dev_policy },
+	{ KRT_CMD_DEV_CHANGE_NTF,	"dev-change",	"dev",	dev_print,  &dev_policy },
+	{ KRT_CMD_PEER_STATE_NTF,	"peer-state",	"peer",	peer_print, &peer_policy },
+	{ KRT_CMD_PEER_DEL_NTF,		"peer-del",	"peer",	peer_print, &peer_policy },
+	{ KRT_CMD_CONN_STATE_NTF,	"conn-state",	"conn",	conn_print, &conn_policy },
+};
+
+static const struct event *event_of(u8 cmd)
 {
-	switch (cmd) {
-	case KRT_CMD_DEV_ADD_NTF:
-		return "dev-add";
-	case KRT_CMD_DEV_DEL_NTF:
-		return "dev-del";
-	case KRT_CMD_DEV_CHANGE_NTF:
-		return "dev-change";
-	case KRT_CMD_PEER_STATE_NTF:
-		return "peer-state";
-	case KRT_CMD_PEER_DEL_NTF:
-		return "peer-del";
-	case KRT_CMD_CONN_STATE_NTF:
-		return "conn-state";
-	}
-	return NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(events); i++)
+		if (events[i].cmd == cmd)
+			return &events[i];
+	return NULL;	/* newer kernel, newer event */
 }
 
 static int monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[32];
-	void (*print)(const struct nlattr **tb, struct jw *w, const char *key);
-	const char *key;
-	unsigned int max;
-	const char *ev = event_name(g->cmd);
+	const struct nlattr *tb[KRT_A_ANY_MAX + 1];
+	const struct event *ev;
 	struct mon *m = data;
 	struct jw w;
 
-	if (!ev)
-		return MNL_CB_OK;	/* newer kernel, newer event */
-	if (g->cmd == KRT_CMD_PEER_STATE_NTF || g->cmd == KRT_CMD_PEER_DEL_NTF) {
-		print = peer_print;
-		key = "peer";
-		max = KRT_A_PEER_MAX;
-	} else if (g->cmd == KRT_CMD_CONN_STATE_NTF) {
-		print = conn_print;
-		key = "conn";
-		max = KRT_A_CONN_MAX;
-	} else {
-		print = dev_print;
-		key = "dev";
-		max = KRT_A_DEV_MAX;
-	}
-	nl_parse_attrs(nlh, tb, max);
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*g) ||
+	    (krtctl.family && nlh->nlmsg_type != krtctl.family))
+		return MNL_CB_OK;
+	ev = event_of(g->cmd);
+	if (!ev || nl_parse_attrs(nlh, tb, ev->pol))
+		return MNL_CB_OK;
 	if (krtctl.json) {
 		jw_init(&w, stdout, krtctl.pretty);
 		jw_start_obj(&w, NULL);
-		jw_str(&w, "event", ev);
-		print(tb, &w, key);
+		jw_str(&w, "event", ev->name);
+		ev->print(tb, &w, ev->key);
 		jw_end_obj(&w);
 		jw_done(&w);
 	} else {
-		printf("[%s] ", ev);
-		print(tb, NULL, NULL);
+		printf("[%s] ", ev->name);
+		ev->print(tb, NULL, NULL);
 	}
 	fflush(stdout);
 	if (m->left > 0 && --m->left == 0)
@@ -104,9 +99,10 @@ int cmd_monitor(int argc, char **argv)
 	}
 	fprintf(stderr, "krtctl: monitoring krt events\n");
 	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(krtctl.nl, krtctl.buf,
-						MNL_SOCKET_BUFFER_SIZE * 4);
+		ssize_t n = nl_recv(&krtctl);
 
+		if (!n)
+			return 0;	/* end of a KRTCTL_REPLY file */
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -114,10 +110,14 @@ int cmd_monitor(int argc, char **argv)
 				fprintf(stderr, "krtctl: events were lost (ENOBUFS)\n");
 				continue;
 			}
+			if (errno == EBADMSG) {
+				fprintf(stderr, "krtctl: ignoring a malformed message\n");
+				continue;
+			}
 			fprintf(stderr, "Error: monitor: %s.\n", strerror(errno));
 			return 1;
 		}
-		ret = mnl_cb_run(krtctl.buf, n, 0, 0, monitor_cb, &m);
+		ret = mnl_cb_run(krtctl.buf, (size_t)n, 0, 0, monitor_cb, &m);
 		if (ret == MNL_CB_STOP)
 			return 0;
 		if (ret < 0) {

@@ -15,6 +15,7 @@
 #include "krtctl.h"
 
 #define NL_BUF_SIZE (MNL_SOCKET_BUFFER_SIZE * 4)
+#define NL_REQ_SIZE MNL_SOCKET_BUFFER_SIZE
 
 struct family_info {
 	u16 id;
@@ -30,9 +31,11 @@ static int parse_mcgrp(const struct nlattr *nest, struct family_info *fi)
 		u32 id = 0;
 
 		mnl_attr_for_each_nested(a, grp) {
-			if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_NAME)
+			if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_NAME &&
+			    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
 				name = mnl_attr_get_str(a);
-			else if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_ID)
+			else if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_ID &&
+				 mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
 				id = mnl_attr_get_u32(a);
 		}
 		if (name && !strcmp(name, KRT_MCGRP_EVENTS))
@@ -46,30 +49,66 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 	struct family_info *fi = data;
 	const struct nlattr *a;
 
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct genlmsghdr))
+		return MNL_CB_OK;
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		switch (mnl_attr_get_type(a)) {
 		case CTRL_ATTR_FAMILY_ID:
-			fi->id = mnl_attr_get_u16(a);
+			if (mnl_attr_validate(a, MNL_TYPE_U16) >= 0)
+				fi->id = mnl_attr_get_u16(a);
 			break;
 		case CTRL_ATTR_MCAST_GROUPS:
-			parse_mcgrp(a, fi);
+			if (mnl_attr_validate(a, MNL_TYPE_NESTED) >= 0)
+				parse_mcgrp(a, fi);
 			break;
 		}
 	}
 	return MNL_CB_OK;
 }
 
+/* Report an attribute that does not fit its policy, once per type. */
+static void attr_warn(struct nl_policy *p, const struct nlattr *a)
+{
+	unsigned int type = mnl_attr_get_type(a);
+
+	if (p->warned & (1ULL << type))
+		return;
+	p->warned |= 1ULL << type;
+	fprintf(stderr, "krtctl: ignoring a malformed %s attribute (type %u, %u bytes)\n",
+		p->obj, type, (unsigned int)mnl_attr_get_payload_len(a));
+}
+
+static bool attr_fits(const struct nlattr *a, const struct nl_attr_pol *pol)
+{
+	if (mnl_attr_validate(a, (enum mnl_attr_data_type)pol->type) < 0)
+		return false;
+	return !pol->len || mnl_attr_get_payload_len(a) <= pol->len;
+}
+
+/*
+ * Fill @tb with the attributes of a krt message that @p knows and that fit
+ * their type (iproute2's devlink does the same): unknown types (a newer
+ * kernel) are skipped silently, malformed ones with a warning, so that no
+ * getter reads past an attribute.  Return: 0, -1 for a message too short.
+ */
 int nl_parse_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
-		   unsigned int max)
+		   struct nl_policy *p)
 {
 	const struct nlattr *a;
 
-	memset(tb, 0, sizeof(*tb) * (max + 1));
+	memset(tb, 0, sizeof(*tb) * (p->max + 1));
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct genlmsghdr))
+		return -1;
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		unsigned int type = mnl_attr_get_type(a);
 
-		if (type <= max)
+		if (mnl_attr_type_valid(a, (u16)p->max) < 0 ||
+		    p->pol[type].type == MNL_TYPE_UNSPEC)
+			continue;
+		if (attr_fits(a, &p->pol[type]))
 			tb[type] = a;
+		else
+			attr_warn(p, a);
 	}
 	return 0;
 }
@@ -87,13 +126,17 @@ static int print_extack(const struct nlmsghdr *nlh)
 		return 0;
 	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
 		hlen += mnl_nlmsg_get_payload_len(&err->msg);
+	if (hlen > mnl_nlmsg_get_payload_len(nlh))
+		return 0;
 	mnl_attr_for_each(a, nlh, hlen) {
 		switch (mnl_attr_get_type(a)) {
 		case NLMSGERR_ATTR_MSG:
-			msg = mnl_attr_get_str(a);
+			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+				msg = mnl_attr_get_str(a);
 			break;
 		case NLMSGERR_ATTR_MISS_TYPE:
-			miss = (int)mnl_attr_get_u32(a);
+			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+				miss = (int)(mnl_attr_get_u32(a) & 0xffff);
 			break;
 		}
 	}
@@ -169,14 +212,72 @@ static void fail_nth_done(void)
 	errno = saved;
 }
 
-static int nl_answers(struct krtctl *k, u32 seq, mnl_cb_t cb, void *data);
+/*
+ * Test hook: with KRTCTL_REPLY=FILE set, krtctl sends nothing (it does not
+ * even open a socket) and reads FILE, raw netlink messages as the kernel
+ * would send them, as the answer to each request, and as the events of
+ * "monitor".  Tests of reply parsing and output use it.
+ */
+static ssize_t replay_read(struct krtctl *k)
+{
+	ssize_t n;
+	FILE *f;
+
+	if (k->replayed)
+		return 0;
+	k->replayed = true;
+	f = fopen(k->replay, "r");
+	if (!f)
+		return -1;
+	n = (ssize_t)fread(k->buf, 1, NL_BUF_SIZE, f);
+	if (ferror(f))
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Every message of a datagram within it: libmnl 1.0.4's mnl_nlmsg_ok()
+ * takes a length over INT_MAX for a small one and walks off the buffer.
+ */
+static bool msgs_fit(const char *buf, ssize_t n)
+{
+	const struct nlmsghdr *h;
+
+	while (n >= (ssize_t)sizeof(*h)) {
+		h = (const struct nlmsghdr *)buf;
+		if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > (size_t)n)
+			return false;
+		n -= (ssize_t)NLMSG_ALIGN(h->nlmsg_len);
+		buf += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	return true;
+}
+
+/*
+ * Receive one datagram of answers or events into k->buf; 0 at the end (of
+ * a KRTCTL_REPLY file), -1 with errno set (EBADMSG: malformed).
+ */
+ssize_t nl_recv(struct krtctl *k)
+{
+	ssize_t n;
+
+	if (k->replay)
+		n = replay_read(k);
+	else
+		n = mnl_socket_recvfrom(k->nl, k->buf, NL_BUF_SIZE);
+	if (n > 0 && !msgs_fit(k->buf, n)) {
+		errno = EBADMSG;
+		return -1;
+	}
+	return n;
+}
 
 struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->buf);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(k->req);
 	struct genlmsghdr *g;
 
-	nlh->nlmsg_type = k->family;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
 	nlh->nlmsg_seq = ++k->seq;
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
@@ -185,78 +286,91 @@ struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags)
 	return nlh;
 }
 
-/*
- * Send @nlh and read answers until the ack (or the end of a dump), handing
- * each data message to @cb.  Return: 0, or -1 with errno set and the error
- * already printed when the kernel gave a message.
- */
-int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+/* After MNL_CB_ERROR: print the error message's extack. Return: 1 if printed. */
+static int answers_error(struct krtctl *k, ssize_t n)
 {
-	u32 seq = nlh->nlmsg_seq;
-	int ret;
+	/* mnl handles NLMSG_ERROR itself; redo it for extack */
+	const struct nlmsghdr *h = (const struct nlmsghdr *)k->buf;
+	int left = (int)n, printed = 0, saved = errno;
 
-	if (nlh->nlmsg_type == k->family)
-		fail_nth_arm();
-	if (mnl_socket_sendto(k->nl, nlh, nlh->nlmsg_len) < 0) {
-		fail_nth_done();
-		return -1;
+	while (mnl_nlmsg_ok(h, left)) {
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			error_cb(h, &printed);
+			return printed;
+		}
+		h = mnl_nlmsg_next(h, &left);
 	}
-	ret = nl_answers(k, seq, cb, data);
-	fail_nth_done();
-	return ret;
+	errno = saved;
+	return 0;
 }
 
 /* read the answers to request @seq until its ack or the end of a dump */
 static int nl_answers(struct krtctl *k, u32 seq, mnl_cb_t cb, void *data)
 {
-	int printed = 0, ret;
 	ssize_t n;
+	int ret;
 
 	do {
-		n = mnl_socket_recvfrom(k->nl, k->buf, NL_BUF_SIZE);
-		if (n < 0)
-			return -1;
-		ret = mnl_cb_run2(k->buf, n, seq, k->portid, cb, data,
+		n = nl_recv(k);
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		ret = mnl_cb_run2(k->buf, (size_t)n, seq, k->portid, cb, data,
 				  NULL, 0);
-		if (ret == MNL_CB_ERROR) {
-			/* mnl handles NLMSG_ERROR itself; redo it for extack */
-			const struct nlmsghdr *h = (const struct nlmsghdr *)k->buf;
-			int left = (int)n;
-
-			while (mnl_nlmsg_ok(h, left)) {
-				if (h->nlmsg_type == NLMSG_ERROR) {
-					error_cb(h, &printed);
-					break;
-				}
-				h = mnl_nlmsg_next(h, &left);
-			}
-			return printed ? -2 : -1;
-		}
+		if (ret == MNL_CB_ERROR)
+			return answers_error(k, n) ? -2 : -1;
 	} while (ret > 0);
 	return 0;
 }
 
-int nl_open(struct krtctl *k)
+static int nl_xfer(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	if (k->replay) {
+		k->replayed = false;
+		return nl_answers(k, nlh->nlmsg_seq, cb, data);
+	}
+	if (mnl_socket_sendto(k->nl, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	return nl_answers(k, nlh->nlmsg_seq, cb, data);
+}
+
+/*
+ * Send @nlh, a request of nl_msg(), and read answers until the ack (or the
+ * end of a dump), handing each data message to @cb.  Opens the socket on
+ * first use.  Return: 0, or -1 with errno set, or -2 when the error was
+ * printed already (the kernel gave a message).
+ */
+int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	int ret = nl_ready(k);
+
+	if (ret)
+		return ret;
+	nlh->nlmsg_type = k->family;
+	if (!k->replay)
+		fail_nth_arm();
+	ret = nl_xfer(k, nlh, cb, data);
+	fail_nth_done();
+	return ret;
+}
+
+int nl_init(struct krtctl *k)
+{
+	const char *replay = getenv("KRTCTL_REPLY");
+
+	k->replay = replay && *replay ? replay : NULL;
+	k->seq = (u32)time(NULL);
+	k->buf = malloc(NL_BUF_SIZE);
+	k->req = malloc(NL_REQ_SIZE);
+	return k->buf && k->req ? 0 : -1;
+}
+
+static int nl_family(struct krtctl *k)
 {
 	struct family_info fi = { 0 };
-	struct nlmsghdr *nlh;
+	u32 buf[64];	/* k->req holds the request waiting for the family */
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct genlmsghdr *g;
-	int one = 1;
 
-	k->buf = malloc(NL_BUF_SIZE);
-	if (!k->buf)
-		return -1;
-	k->nl = mnl_socket_open(NETLINK_GENERIC);
-	if (!k->nl)
-		return -1;
-	mnl_socket_setsockopt(k->nl, NETLINK_CAP_ACK, &one, sizeof(one));
-	mnl_socket_setsockopt(k->nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	if (mnl_socket_bind(k->nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		return -1;
-	k->portid = mnl_socket_get_portid(k->nl);
-	k->seq = (u32)time(NULL);
-
-	nlh = mnl_nlmsg_put_header(k->buf);
 	nlh->nlmsg_type = GENL_ID_CTRL;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	nlh->nlmsg_seq = ++k->seq;
@@ -264,7 +378,7 @@ int nl_open(struct krtctl *k)
 	g->cmd = CTRL_CMD_GETFAMILY;
 	g->version = 1;
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, KRT_GENL_NAME);
-	if (nl_talk(k, nlh, family_cb, &fi) < 0 || !fi.id) {
+	if (nl_xfer(k, nlh, family_cb, &fi) < 0 || !fi.id) {
 		if (errno == ENOENT || !fi.id) {
 			fprintf(stderr,
 				"Error: krt is not loaded (no generic netlink family \"%s\").\n",
@@ -279,10 +393,50 @@ int nl_open(struct krtctl *k)
 	return 0;
 }
 
+static int nl_open(struct krtctl *k)
+{
+	int one = 1;
+
+	k->nl = mnl_socket_open(NETLINK_GENERIC);
+	if (!k->nl)
+		return -1;
+	mnl_socket_setsockopt(k->nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(k->nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	if (mnl_socket_bind(k->nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -1;
+	k->portid = mnl_socket_get_portid(k->nl);
+	return nl_family(k);
+}
+
+/*
+ * Open the socket and look the family up, once (commands parse their
+ * arguments first, so usage errors need no kernel).  Return: 0, -1 with
+ * errno set, -2 when the error was printed.
+ */
+int nl_ready(struct krtctl *k)
+{
+	int ret, saved;
+
+	if (k->replay || k->family)
+		return 0;
+	ret = nl_open(k);
+	if (ret) {
+		saved = errno;
+		if (k->nl)
+			mnl_socket_close(k->nl);
+		k->nl = NULL;
+		errno = saved;
+	}
+	return ret;
+}
+
 int nl_join_events(struct krtctl *k)
 {
-	int grp = (int)k->events_group;
+	int grp, ret = nl_ready(k);
 
+	if (ret || k->replay)
+		return ret;
+	grp = (int)k->events_group;
 	if (!grp) {
 		fprintf(stderr, "Error: krt has no \"%s\" multicast group.\n",
 			KRT_MCGRP_EVENTS);
@@ -299,8 +453,14 @@ void nl_close(struct krtctl *k)
 	k->nl = NULL;
 	free(k->buf);
 	k->buf = NULL;
+	free(k->req);
+	k->req = NULL;
 }
 
+/*
+ * Getters of attributes nl_parse_attrs() checked against their policy: an
+ * attribute is in @tb only with the size its type says.
+ */
 u32 attr_u32(const struct nlattr **tb, int type)
 {
 	return tb[type] ? mnl_attr_get_u32(tb[type]) : 0;
@@ -316,9 +476,49 @@ bool attr_u8(const struct nlattr **tb, int type)
 	return tb[type] ? mnl_attr_get_u8(tb[type]) : false;
 }
 
+u64 attr_u64(const struct nlattr **tb, int type)
+{
+	return tb[type] ? mnl_attr_get_u64(tb[type]) : 0;
+}
+
+/* any unsigned integer attribute, by its (checked) size */
+u64 attr_uint(const struct nlattr **tb, int type)
+{
+	if (!tb[type])
+		return 0;
+	switch (mnl_attr_get_payload_len(tb[type])) {
+	case 1:
+		return mnl_attr_get_u8(tb[type]);
+	case 2:
+		return mnl_attr_get_u16(tb[type]);
+	case 4:
+		return mnl_attr_get_u32(tb[type]);
+	case 8:
+		return mnl_attr_get_u64(tb[type]);
+	}
+	return 0;
+}
+
 const char *attr_str(const struct nlattr **tb, int type)
 {
 	return tb[type] ? mnl_attr_get_str(tb[type]) : "";
+}
+
+/* Print the fields of @f present in @tb: " key value" or JSON members. */
+void fields_print(const struct nlattr **tb, const struct nl_field *f, size_t n,
+		  struct jw *w)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!tb[f[i].type])
+			continue;
+		if (w)
+			jw_uint(w, f[i].key, attr_uint(tb, f[i].type));
+		else
+			printf(" %s %llu", f[i].key,
+			       (unsigned long long)attr_uint(tb, f[i].type));
+	}
 }
 
 /* Report a failed request that the kernel did not explain. Return: exit status. */
@@ -338,6 +538,9 @@ int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what)
 	struct jw w;
 	int ret;
 
+	ret = nl_ready(&krtctl);
+	if (ret)
+		return nl_report(ret, what);
 	if (krtctl.json) {
 		jw_init(&w, stdout, krtctl.pretty);
 		jw_start_arr(&w, NULL);
@@ -348,4 +551,14 @@ int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what)
 		jw_done(&w);
 	}
 	return nl_report(ret, what);
+}
+
+/* Dump @cmd, optionally filtered by a string attribute, printing with @cb. */
+int nl_dump(u8 cmd, mnl_cb_t cb, const char *what, int filter_type, const char *filter)
+{
+	struct nlmsghdr *nlh = nl_msg(&krtctl, cmd, NLM_F_DUMP);
+
+	if (filter)
+		mnl_attr_put_strz(nlh, (u16)filter_type, filter);
+	return nl_show(nlh, cb, what);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * krtctl: "listen", "peer" and "conn" objects.
+ * krtctl: "listen" and "peer" objects.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,19 +9,12 @@
 #include <linux/krt.h>
 #include "krtctl.h"
 
-static const char *const conn_states[] = {
-	[KRT_CONN_IDLE]		= "idle",
-	[KRT_CONN_CONNECTING]	= "connecting",
-	[KRT_CONN_ACTIVE]	= "active",
-	[KRT_CONN_CLOSING]	= "closing",
-	[KRT_CONN_ERROR]	= "error",
-};
-
 static const char *const peer_states[] = {
 	[KRT_PEER_CONNECTING]	= "connecting",
 	[KRT_PEER_ACTIVE]	= "active",
 	[KRT_PEER_DEGRADED]	= "degraded",
 	[KRT_PEER_DOWN]		= "down",
+	[KRT_PEER_RECONNECTING]	= "reconnecting",
 };
 
 static const char *const policies[] = {
@@ -29,13 +22,13 @@ static const char *const policies[] = {
 	[KRT_POLICY_MIN_INFLIGHT]	= "min-inflight",
 };
 
-static const char *name_of(const char *const *tbl, size_t n, u32 v)
+const char *name_of(const char *const *tbl, size_t n, u32 v)
 {
 	return v < n && tbl[v] ? tbl[v] : "unknown";
 }
 
 /* Format an address attribute; "-" when absent. */
-static const char *a_addr(const struct nlattr **tb, int type, char *buf, size_t len)
+const char *a_addr(const struct nlattr **tb, int type, char *buf, size_t len)
 {
 	const struct nlattr *a = tb[type];
 
@@ -63,7 +56,7 @@ static int put_addr(struct nlmsghdr *nlh, int type, const char *s)
 	return usage_error("not an IPv4 or IPv6 address:", s);
 }
 
-static int get_num(const char *s, const char *what, unsigned long max, u32 *val)
+int get_num(const char *s, const char *what, unsigned long max, u32 *val)
 {
 	unsigned long v;
 	char *end;
@@ -76,6 +69,63 @@ static int get_num(const char *s, const char *what, unsigned long max, u32 *val)
 	return 0;
 }
 
+static const struct nl_attr_pol listen_pol[KRT_A_LISTEN_MAX + 1] = {
+	[KRT_A_LISTEN_ADDR]	= { MNL_TYPE_BINARY, 16 },
+	[KRT_A_LISTEN_PORT]	= { MNL_TYPE_U16 },
+};
+
+static struct nl_policy listen_policy = { "listen", KRT_A_LISTEN_MAX, listen_pol, 0 };
+
+static const struct nl_attr_pol peer_pol[KRT_A_PEER_MAX + 1] = {
+	[KRT_A_PEER_NAME]		= { MNL_TYPE_NUL_STRING, KRT_PEER_NAME_MAX },
+	[KRT_A_PEER_ADDR]		= { MNL_TYPE_BINARY, 16 },
+	[KRT_A_PEER_PORT]		= { MNL_TYPE_U16 },
+	[KRT_A_PEER_CONNS]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_DEPTH]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_POLICY]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_STATE]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_CONNS_UP]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_INBOUND]		= { MNL_TYPE_U8 },
+	[KRT_A_PEER_NODE_ID]		= { MNL_TYPE_U64 },
+	[KRT_A_PEER_REJECT]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_REASON]		= { MNL_TYPE_NUL_STRING },
+	[KRT_A_PEER_RECONNECT_MS]	= { MNL_TYPE_U32 },
+	[KRT_A_PEER_RECONNECT_MAX_MS]	= { MNL_TYPE_U32 },
+	[KRT_A_PEER_LOSS_TIMEOUT_S]	= { MNL_TYPE_U32 },
+	[KRT_A_PEER_HB_MS]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_HB_MISSES]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_ATTEMPT]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_NEXT_ATTEMPT_MS]	= { MNL_TYPE_U32 },
+	[KRT_A_PEER_LOSS_LEFT_MS]	= { MNL_TYPE_U32 },
+	[KRT_A_PEER_ERROR_AGE_MS]	= { MNL_TYPE_U64 },
+	[KRT_A_PEER_MEM]		= { MNL_TYPE_U64 },
+	[KRT_A_PEER_RESENT]		= { MNL_TYPE_U64 },
+	[KRT_A_PEER_QUEUED]		= { MNL_TYPE_U32 },
+	[KRT_A_PEER_RECONNECTS]		= { MNL_TYPE_U64 },
+};
+
+struct nl_policy peer_policy = { "peer", KRT_A_PEER_MAX, peer_pol, 0 };
+
+/* where recovery stands: on the first line, when the kernel sends them */
+static const struct nl_field peer_status_fields[] = {
+	{ KRT_A_PEER_ATTEMPT,		"attempt" },
+	{ KRT_A_PEER_NEXT_ATTEMPT_MS,	"next_attempt_ms" },
+	{ KRT_A_PEER_LOSS_LEFT_MS,	"loss_left_ms" },
+};
+
+/* settings and counters: the second line */
+static const struct nl_field peer_detail_fields[] = {
+	{ KRT_A_PEER_RECONNECT_MS,	"reconnect_ms" },
+	{ KRT_A_PEER_RECONNECT_MAX_MS,	"reconnect_max_ms" },
+	{ KRT_A_PEER_LOSS_TIMEOUT_S,	"loss_timeout_s" },
+	{ KRT_A_PEER_HB_MS,		"hb_ms" },
+	{ KRT_A_PEER_HB_MISSES,		"hb_misses" },
+	{ KRT_A_PEER_MEM,		"mem" },
+	{ KRT_A_PEER_QUEUED,		"queued" },
+	{ KRT_A_PEER_RESENT,		"resent" },
+	{ KRT_A_PEER_RECONNECTS,	"reconnects" },
+};
+
 static const char *listen_attr_name(unsigned int type)
 {
 	return type == KRT_A_LISTEN_ADDR ? "addr" : NULL;
@@ -85,6 +135,12 @@ static const char *peer_attr_name(unsigned int type)
 {
 	static const char *const names[KRT_A_PEER_MAX + 1] = {
 		[KRT_A_PEER_NAME] = "name", [KRT_A_PEER_ADDR] = "addr",
+		[KRT_A_PEER_PORT] = "port", [KRT_A_PEER_CONNS] = "conns",
+		[KRT_A_PEER_DEPTH] = "depth", [KRT_A_PEER_POLICY] = "policy",
+		[KRT_A_PEER_RECONNECT_MS] = "reconnect_ms",
+		[KRT_A_PEER_RECONNECT_MAX_MS] = "reconnect_max_ms",
+		[KRT_A_PEER_LOSS_TIMEOUT_S] = "loss_timeout",
+		[KRT_A_PEER_HB_MS] = "hb_ms", [KRT_A_PEER_HB_MISSES] = "hb_misses",
 	};
 
 	return type <= KRT_A_PEER_MAX ? names[type] : NULL;
@@ -99,7 +155,8 @@ static int listen_show_cb(const struct nlmsghdr *nlh, void *data)
 	const char *addr;
 	char buf[64];
 
-	nl_parse_attrs(nlh, tb, KRT_A_LISTEN_MAX);
+	if (nl_parse_attrs(nlh, tb, &listen_policy))
+		return MNL_CB_OK;
 	addr = a_addr(tb, KRT_A_LISTEN_ADDR, buf, sizeof(buf));
 	if (w) {
 		jw_start_obj(w, NULL);
@@ -112,16 +169,6 @@ static int listen_show_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int dump(u8 cmd, mnl_cb_t cb, const char *what, int filter_type,
-		const char *filter)
-{
-	struct nlmsghdr *nlh = nl_msg(&krtctl, cmd, NLM_F_DUMP);
-
-	if (filter)
-		mnl_attr_put_strz(nlh, filter_type, filter);
-	return nl_show(nlh, cb, what);
-}
-
 int cmd_listen(int argc, char **argv)
 {
 	struct nlmsghdr *nlh;
@@ -130,7 +177,7 @@ int cmd_listen(int argc, char **argv)
 
 	krtctl.attr_name = listen_attr_name;
 	if (argc < 1 || matches(argv[0], "show") || matches(argv[0], "list"))
-		return dump(KRT_CMD_LISTEN_GET, listen_show_cb, "listen show", 0, NULL);
+		return nl_dump(KRT_CMD_LISTEN_GET, listen_show_cb, "listen show", 0, NULL);
 	if (matches(argv[0], "help")) {
 		printf("Usage: krtctl listen { add | del } ADDR [port PORT]\n"
 		       "       krtctl listen show\n");
@@ -159,45 +206,76 @@ int cmd_listen(int argc, char **argv)
 
 /* peer */
 
-void peer_print(const struct nlattr **tb, struct jw *w, const char *key)
+static void peer_print_json(const struct nlattr **tb, struct jw *w, const char *key)
 {
-	bool inbound = tb[KRT_A_PEER_INBOUND] && mnl_attr_get_u8(tb[KRT_A_PEER_INBOUND]);
-	unsigned long long node = tb[KRT_A_PEER_NODE_ID] ?
-		(unsigned long long)mnl_attr_get_u64(tb[KRT_A_PEER_NODE_ID]) : 0;
+	bool inbound = attr_u8(tb, KRT_A_PEER_INBOUND);
 	u32 state = attr_u32(tb, KRT_A_PEER_STATE);
 	char abuf[64];
-	const char *addr = a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf));
+
+	jw_start_obj(w, key);
+	jw_str(w, "name", attr_str(tb, KRT_A_PEER_NAME));
+	jw_str(w, "direction", inbound ? "inbound" : "outbound");
+	if (tb[KRT_A_PEER_ADDR]) {
+		jw_str(w, "addr", a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)));
+		jw_uint(w, "port", attr_u16(tb, KRT_A_PEER_PORT));
+	}
+	jw_str(w, "state", name_of(peer_states, ARRAY_SIZE(peer_states), state));
+	jw_uint(w, "conns_up", attr_u32(tb, KRT_A_PEER_CONNS_UP));
+	jw_uint(w, "conns", attr_u32(tb, KRT_A_PEER_CONNS));
+	jw_uint(w, "depth", attr_u32(tb, KRT_A_PEER_DEPTH));
+	jw_str(w, "policy", name_of(policies, ARRAY_SIZE(policies),
+				    attr_u32(tb, KRT_A_PEER_POLICY)));
+	jw_hex64(w, "node_id", attr_u64(tb, KRT_A_PEER_NODE_ID));
+	fields_print(tb, peer_status_fields, ARRAY_SIZE(peer_status_fields), w);
+	if (tb[KRT_A_PEER_REASON])
+		jw_str(w, "reason", attr_str(tb, KRT_A_PEER_REASON));
+	if (tb[KRT_A_PEER_ERROR_AGE_MS])
+		jw_uint(w, "error_age_ms", attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
+	fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), w);
+	jw_end_obj(w);
+}
+
+static bool any_field(const struct nlattr **tb, const struct nl_field *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (tb[f[i].type])
+			return true;
+	return false;
+}
+
+/* Print one peer; @w is NULL for plain text, @key names a JSON member. */
+void peer_print(const struct nlattr **tb, struct jw *w, const char *key)
+{
+	bool inbound = attr_u8(tb, KRT_A_PEER_INBOUND);
+	u32 state = attr_u32(tb, KRT_A_PEER_STATE);
+	char abuf[64];
 
 	if (w) {
-		jw_start_obj(w, key);
-		jw_str(w, "name", attr_str(tb, KRT_A_PEER_NAME));
-		jw_str(w, "direction", inbound ? "inbound" : "outbound");
-		if (tb[KRT_A_PEER_ADDR]) {
-			jw_str(w, "addr", addr);
-			jw_uint(w, "port", attr_u16(tb, KRT_A_PEER_PORT));
-		}
-		jw_str(w, "state", name_of(peer_states, ARRAY_SIZE(peer_states), state));
-		jw_uint(w, "conns_up", attr_u32(tb, KRT_A_PEER_CONNS_UP));
-		jw_uint(w, "conns", attr_u32(tb, KRT_A_PEER_CONNS));
-		jw_uint(w, "depth", attr_u32(tb, KRT_A_PEER_DEPTH));
-		jw_str(w, "policy", name_of(policies, ARRAY_SIZE(policies),
-					    attr_u32(tb, KRT_A_PEER_POLICY)));
-		jw_hex64(w, "node_id", node);
-		if (tb[KRT_A_PEER_REASON])
-			jw_str(w, "reason", attr_str(tb, KRT_A_PEER_REASON));
-		jw_end_obj(w);
+		peer_print_json(tb, w, key);
 		return;
 	}
 	printf("%s: %s", attr_str(tb, KRT_A_PEER_NAME), inbound ? "inbound" : "outbound");
 	if (tb[KRT_A_PEER_ADDR])
-		printf(" addr %s port %u", addr, attr_u16(tb, KRT_A_PEER_PORT));
+		printf(" addr %s port %u", a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)),
+		       attr_u16(tb, KRT_A_PEER_PORT));
 	printf(" state %s conns %u/%u depth %u policy %s node %016llx",
 	       name_of(peer_states, ARRAY_SIZE(peer_states), state),
 	       attr_u32(tb, KRT_A_PEER_CONNS_UP),
 	       attr_u32(tb, KRT_A_PEER_CONNS), attr_u32(tb, KRT_A_PEER_DEPTH),
-	       name_of(policies, ARRAY_SIZE(policies), attr_u32(tb, KRT_A_PEER_POLICY)), node);
+	       name_of(policies, ARRAY_SIZE(policies), attr_u32(tb, KRT_A_PEER_POLICY)),
+	       (unsigned long long)attr_u64(tb, KRT_A_PEER_NODE_ID));
+	fields_print(tb, peer_status_fields, ARRAY_SIZE(peer_status_fields), NULL);
 	if (tb[KRT_A_PEER_REASON])
 		printf(" last-error \"%s\"", attr_str(tb, KRT_A_PEER_REASON));
+	if (tb[KRT_A_PEER_REASON] && tb[KRT_A_PEER_ERROR_AGE_MS])
+		printf(" %llu ms ago", (unsigned long long)attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
+	printf("\n");
+	if (!any_field(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields)))
+		return;
+	printf("   ");
+	fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), NULL);
 	printf("\n");
 }
 
@@ -205,7 +283,8 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[KRT_A_PEER_MAX + 1];
 
-	nl_parse_attrs(nlh, tb, KRT_A_PEER_MAX);
+	if (nl_parse_attrs(nlh, tb, &peer_policy))
+		return MNL_CB_OK;
 	peer_print(tb, data, NULL);
 	return MNL_CB_OK;
 }
@@ -215,7 +294,7 @@ static int peer_show(int argc, char **argv)
 	struct nlmsghdr *nlh;
 
 	if (!argc)
-		return dump(KRT_CMD_PEER_GET, peer_show_cb, "peer show", 0, NULL);
+		return nl_dump(KRT_CMD_PEER_GET, peer_show_cb, "peer show", 0, NULL);
 	if (strlen(argv[0]) >= KRT_PEER_NAME_MAX)
 		return usage_error("peer name is too long:", argv[0]);
 	nlh = nl_msg(&krtctl, KRT_CMD_PEER_GET, 0);
@@ -223,11 +302,79 @@ static int peer_show(int argc, char **argv)
 	return nl_show(nlh, peer_show_cb, "peer show");
 }
 
-/* peer add/set options: addr, port, conns, depth, policy */
+/* peer add/set options that take a number */
+static const struct {
+	const char *name;
+	u16 type;
+	u16 bits;		/* u16 or u32 */
+} peer_num_opts[] = {
+	{ "port",		KRT_A_PEER_PORT,		16 },
+	{ "conns",		KRT_A_PEER_CONNS,		32 },
+	{ "depth",		KRT_A_PEER_DEPTH,		32 },
+	{ "reconnect_ms",	KRT_A_PEER_RECONNECT_MS,	32 },
+	{ "reconnect_max_ms",	KRT_A_PEER_RECONNECT_MAX_MS,	32 },
+	{ "loss_timeout",	KRT_A_PEER_LOSS_TIMEOUT_S,	32 },
+	{ "hb_ms",		KRT_A_PEER_HB_MS,		32 },
+	{ "hb_misses",		KRT_A_PEER_HB_MISSES,		32 },
+};
+
+/* one numeric option; Return: 0, 1 if @opt is none of them, 2 on error */
+static int peer_num_opt(struct nlmsghdr *nlh, const char *opt, const char *val)
+{
+	char what[40];
+	size_t i;
+	u32 v;
+
+	for (i = 0; i < ARRAY_SIZE(peer_num_opts); i++) {
+		if (!matches(opt, peer_num_opts[i].name))
+			continue;
+		snprintf(what, sizeof(what), "bad %s", peer_num_opts[i].name);
+		if (get_num(val, what, peer_num_opts[i].bits == 16 ? 0xffffUL : 0xffffffffUL, &v))
+			return 2;
+		if (peer_num_opts[i].bits == 16)
+			mnl_attr_put_u16(nlh, peer_num_opts[i].type, (u16)v);
+		else
+			mnl_attr_put_u32(nlh, peer_num_opts[i].type, v);
+		return 0;
+	}
+	return 1;
+}
+
+static int peer_policy_opt(struct nlmsghdr *nlh, const char *val)
+{
+	u32 v;
+
+	if (!strcmp(val, "rr"))
+		v = KRT_POLICY_RR;
+	else if (!strcmp(val, "min-inflight"))
+		v = KRT_POLICY_MIN_INFLIGHT;
+	else
+		return usage_error("policy: want rr or min-inflight, not", val);
+	mnl_attr_put_u32(nlh, KRT_A_PEER_POLICY, v);
+	return 0;
+}
+
+/* "peer set" alone: name what it can set (port cannot change) */
+static int nothing_to_set(void)
+{
+	char msg[192] = "peer set: nothing to set (";
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(peer_num_opts); i++) {
+		if (peer_num_opts[i].type == KRT_A_PEER_PORT)
+			continue;
+		strncat(msg, peer_num_opts[i].name, sizeof(msg) - strlen(msg) - 1);
+		strncat(msg, ", ", sizeof(msg) - strlen(msg) - 1);
+	}
+	strncat(msg, "policy)", sizeof(msg) - strlen(msg) - 1);
+	return usage_error(msg, NULL);
+}
+
+/* peer add/set options: addr, the numbers above, policy (prefixes in that order) */
 static int peer_opts(struct nlmsghdr *nlh, int argc, char **argv, bool add)
 {
-	bool have_addr = false, any = false;
-	u32 v;
+	bool have_addr = false;
+	int ret, n = argc;
 
 	for (; argc > 0; argc -= 2, argv += 2) {
 		if (argc < 2)
@@ -236,38 +383,48 @@ static int peer_opts(struct nlmsghdr *nlh, int argc, char **argv, bool add)
 			if (put_addr(nlh, KRT_A_PEER_ADDR, argv[1]))
 				return 2;
 			have_addr = true;
-		} else if (matches(argv[0], "port")) {
-			if (get_num(argv[1], "bad port", 65535, &v))
-				return 2;
-			mnl_attr_put_u16(nlh, KRT_A_PEER_PORT, (u16)v);
-		} else if (matches(argv[0], "conns")) {
-			if (get_num(argv[1], "bad conns", 0xffffffffUL, &v))
-				return 2;
-			mnl_attr_put_u32(nlh, KRT_A_PEER_CONNS, v);
-		} else if (matches(argv[0], "depth")) {
-			if (get_num(argv[1], "bad depth", 0xffffffffUL, &v))
-				return 2;
-			mnl_attr_put_u32(nlh, KRT_A_PEER_DEPTH, v);
-		} else if (matches(argv[0], "policy")) {
-			if (!strcmp(argv[1], "rr"))
-				v = KRT_POLICY_RR;
-			else if (!strcmp(argv[1], "min-inflight"))
-				v = KRT_POLICY_MIN_INFLIGHT;
-			else
-				return usage_error("policy: want rr or min-inflight, not",
-						   argv[1]);
-			mnl_attr_put_u32(nlh, KRT_A_PEER_POLICY, v);
-		} else {
-			return usage_error("peer: unknown option", argv[0]);
+			continue;
 		}
-		any = true;
+		ret = peer_num_opt(nlh, argv[0], argv[1]);
+		if (ret == 1 && matches(argv[0], "policy"))
+			ret = peer_policy_opt(nlh, argv[1]) ? 2 : 0;
+		if (ret == 1)
+			return usage_error("peer: unknown option", argv[0]);
+		if (ret)
+			return ret;
 	}
 	if (add && !have_addr)
 		return usage_error("peer add: missing \"addr IP\"", NULL);
-	if (!add && !any)
-		return usage_error("peer set: nothing to set (conns, depth, policy)", NULL);
+	if (!add && !n)
+		return nothing_to_set();
 	return 0;
 }
+
+/* krtctl peer { del | reconnect } NAME */
+static int peer_name_cmd(u8 cmd, const char *what, int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+
+	char msg[48];
+
+	if (argc > 2) {
+		snprintf(msg, sizeof(msg), "%s: unexpected argument", what);
+		return usage_error(msg, argv[2]);
+	}
+	nlh = nl_msg(&krtctl, cmd, 0);
+	mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[1]);
+	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), what);
+}
+
+static const char *const peer_usage =
+	"Usage: krtctl peer add NAME addr IP [port P] [conns N] [depth D]\n"
+	"                      [policy rr|min-inflight] [RECOVERY]...\n"
+	"       krtctl peer set NAME { conns N | depth D | policy P | RECOVERY }...\n"
+	"       krtctl peer del NAME\n"
+	"       krtctl peer reconnect NAME\n"
+	"       krtctl peer show [NAME]\n"
+	"where  RECOVERY := { reconnect_ms MS | reconnect_max_ms MS | loss_timeout S |\n"
+	"                     hb_ms MS | hb_misses N }\n";
 
 int cmd_peer(int argc, char **argv)
 {
@@ -278,24 +435,17 @@ int cmd_peer(int argc, char **argv)
 	if (argc < 1 || matches(argv[0], "show") || matches(argv[0], "list"))
 		return peer_show(argc ? argc - 1 : 0, argv + (argc ? 1 : 0));
 	if (matches(argv[0], "help")) {
-		printf("Usage: krtctl peer add NAME addr IP [port P] [conns N] [depth D]\n"
-		       "                      [policy rr|min-inflight]\n"
-		       "       krtctl peer set NAME { conns N | depth D | policy P }...\n"
-		       "       krtctl peer del NAME\n"
-		       "       krtctl peer show [NAME]\n");
+		fputs(peer_usage, stdout);
 		return 0;
 	}
 	if (argc < 2)
 		return usage_error("peer: missing peer name after", argv[0]);
 	if (strlen(argv[1]) >= KRT_PEER_NAME_MAX)
 		return usage_error("peer name is too long:", argv[1]);
-	if (matches(argv[0], "delete")) {
-		if (argc > 2)
-			return usage_error("peer del: unexpected argument", argv[2]);
-		nlh = nl_msg(&krtctl, KRT_CMD_PEER_DEL, 0);
-		mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[1]);
-		return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "peer del");
-	}
+	if (matches(argv[0], "delete"))
+		return peer_name_cmd(KRT_CMD_PEER_DEL, "peer del", argc, argv);
+	if (matches(argv[0], "reconnect"))
+		return peer_name_cmd(KRT_CMD_PEER_RECONNECT, "peer reconnect", argc, argv);
 	if (matches(argv[0], "add"))
 		add = true;
 	else if (matches(argv[0], "set"))
@@ -307,72 +457,4 @@ int cmd_peer(int argc, char **argv)
 	if (peer_opts(nlh, argc - 2, argv + 2, add))
 		return 2;
 	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), add ? "peer add" : "peer set");
-}
-
-/* conn */
-
-void conn_print(const struct nlattr **tb, struct jw *w, const char *key)
-{
-	char lbuf[64], rbuf[64];
-	u32 state = attr_u32(tb, KRT_A_CONN_STATE);
-	const char *la = a_addr(tb, KRT_A_CONN_LADDR, lbuf, sizeof(lbuf));
-	const char *ra = a_addr(tb, KRT_A_CONN_RADDR, rbuf, sizeof(rbuf));
-
-	if (w) {
-		jw_start_obj(w, key);
-		jw_str(w, "peer", attr_str(tb, KRT_A_CONN_PEER));
-		jw_uint(w, "index", attr_u32(tb, KRT_A_CONN_INDEX));
-		jw_str(w, "state", name_of(conn_states, ARRAY_SIZE(conn_states), state));
-		jw_str(w, "dev", attr_str(tb, KRT_A_CONN_DEV));
-		jw_str(w, "laddr", la);
-		jw_uint(w, "lport", attr_u16(tb, KRT_A_CONN_LPORT));
-		jw_str(w, "raddr", ra);
-		jw_uint(w, "rport", attr_u16(tb, KRT_A_CONN_RPORT));
-		jw_uint(w, "qpn", attr_u32(tb, KRT_A_CONN_QPN));
-		jw_uint(w, "depth", attr_u32(tb, KRT_A_CONN_DEPTH));
-		jw_uint(w, "inflight", attr_u32(tb, KRT_A_CONN_INFLIGHT));
-		if (tb[KRT_A_CONN_REASON])
-			jw_str(w, "reason", attr_str(tb, KRT_A_CONN_REASON));
-		jw_end_obj(w);
-		return;
-	}
-	printf("%s/%u: state %s dev %s local %s:%u remote %s:%u qpn %u depth %u inflight %u",
-	       attr_str(tb, KRT_A_CONN_PEER), attr_u32(tb, KRT_A_CONN_INDEX),
-	       name_of(conn_states, ARRAY_SIZE(conn_states), state),
-	       tb[KRT_A_CONN_DEV] ? attr_str(tb, KRT_A_CONN_DEV) : "-",
-	       la, attr_u16(tb, KRT_A_CONN_LPORT), ra, attr_u16(tb, KRT_A_CONN_RPORT),
-	       attr_u32(tb, KRT_A_CONN_QPN), attr_u32(tb, KRT_A_CONN_DEPTH),
-	       attr_u32(tb, KRT_A_CONN_INFLIGHT));
-	if (tb[KRT_A_CONN_REASON])
-		printf(" reason \"%s\"", attr_str(tb, KRT_A_CONN_REASON));
-	printf("\n");
-}
-
-static int conn_show_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[KRT_A_CONN_MAX + 1];
-
-	nl_parse_attrs(nlh, tb, KRT_A_CONN_MAX);
-	conn_print(tb, data, NULL);
-	return MNL_CB_OK;
-}
-
-int cmd_conn(int argc, char **argv)
-{
-	const char *peer = NULL;
-
-	if (argc > 0 && matches(argv[0], "help")) {
-		printf("Usage: krtctl conn show [peer NAME]\n");
-		return 0;
-	}
-	if (argc > 0 && !matches(argv[0], "show") && !matches(argv[0], "list"))
-		return usage_error("conn: unknown command", argv[0]);
-	if (argc > 1) {
-		if (!matches(argv[1], "peer") || argc != 3)
-			return usage_error("conn show: expected \"peer NAME\", got", argv[1]);
-		peer = argv[2];
-		if (strlen(peer) >= KRT_PEER_NAME_MAX)
-			return usage_error("peer name is too long:", peer);
-	}
-	return dump(KRT_CMD_CONN_GET, conn_show_cb, "conn show", KRT_A_CONN_PEER, peer);
 }

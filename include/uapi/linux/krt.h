@@ -47,6 +47,10 @@ enum krt_a_dev {
 	KRT_A_DEV_NODE_GUID,		/* u64, network byte order as ib */
 	KRT_A_DEV_SEND_INV,		/* u8, SEND_WITH_INV supported */
 	KRT_A_DEV_SG_GAPS,		/* u8, IB_MR_TYPE_SG_GAPS supported */
+	KRT_A_DEV_MEM_USED,		/* u64, bytes of connections on this device */
+	KRT_A_DEV_MEM_BUDGET,		/* u64, module-wide budget (mem_budget_mb) */
+	KRT_A_DEV_MEM_TOTAL,		/* u64, bytes of all krt connections */
+	KRT_A_DEV_PAD,
 
 	__KRT_A_DEV_MAX,
 	KRT_A_DEV_MAX = __KRT_A_DEV_MAX - 1
@@ -61,6 +65,7 @@ enum krt_conn_state {
 	KRT_CONN_ACTIVE,
 	KRT_CONN_CLOSING,
 	KRT_CONN_ERROR,
+	KRT_CONN_RECONNECTING,		/* failed; next attempt scheduled */
 };
 
 /* Peer states: from how many of its connections are active. */
@@ -68,7 +73,8 @@ enum krt_peer_state {
 	KRT_PEER_CONNECTING = 1,	/* none active yet, some connecting */
 	KRT_PEER_ACTIVE,		/* all active */
 	KRT_PEER_DEGRADED,		/* some active */
-	KRT_PEER_DOWN,			/* none active or connecting */
+	KRT_PEER_DOWN,			/* none active for loss_timeout (requests fail) */
+	KRT_PEER_RECONNECTING,		/* none active, reconnecting */
 };
 
 enum krt_policy {
@@ -84,7 +90,8 @@ enum krt_reject_reason {
 	KRT_REJ_LIMIT,			/* connection limits reached */
 	KRT_REJ_UNKNOWN_NODE,		/* accept=configured, not configured */
 	KRT_REJ_NO_DEVICE,		/* device unusable or disabled */
-	KRT_REJ_NO_RESOURCES,		/* could not allocate */
+	KRT_REJ_NO_RESOURCES,		/* could not allocate, or over the memory budget */
+	KRT_REJ_IDENTITY,		/* node/pool/index live from another address */
 };
 
 /* Listeners: local addresses krt accepts connections on. */
@@ -111,6 +118,20 @@ enum krt_a_peer {
 	KRT_A_PEER_NODE_ID,		/* u64, remote node id (0: not known) */
 	KRT_A_PEER_REJECT,		/* u32, enum krt_reject_reason (events) */
 	KRT_A_PEER_REASON,		/* string, last failure */
+	KRT_A_PEER_RECONNECT_MS,	/* u32, first reconnect delay; settable */
+	KRT_A_PEER_RECONNECT_MAX_MS,	/* u32, reconnect delay cap; settable */
+	KRT_A_PEER_LOSS_TIMEOUT_S,	/* u32, fail queued requests after; settable */
+	KRT_A_PEER_HB_MS,		/* u32, heartbeat interval; settable */
+	KRT_A_PEER_HB_MISSES,		/* u32, heartbeats missed before reset; settable */
+	KRT_A_PEER_ATTEMPT,		/* u32, connect attempts since the last success */
+	KRT_A_PEER_NEXT_ATTEMPT_MS,	/* u32, ms to the next attempt (if scheduled) */
+	KRT_A_PEER_LOSS_LEFT_MS,	/* u32, ms left until loss_timeout (if none active) */
+	KRT_A_PEER_ERROR_AGE_MS,	/* u64, ms since the last failure (if any) */
+	KRT_A_PEER_MEM,			/* u64, bytes of its connections */
+	KRT_A_PEER_RESENT,		/* u64, requests re-sent after a failure */
+	KRT_A_PEER_QUEUED,		/* u32, requests waiting for a connection */
+	KRT_A_PEER_RECONNECTS,		/* u64, reconnects of its connections */
+	KRT_A_PEER_PAD,
 
 	__KRT_A_PEER_MAX,
 	KRT_A_PEER_MAX = __KRT_A_PEER_MAX - 1
@@ -130,6 +151,11 @@ enum krt_a_conn {
 	KRT_A_CONN_INFLIGHT,		/* u32 */
 	KRT_A_CONN_DEV,			/* string, RDMA device */
 	KRT_A_CONN_REASON,		/* string, last failure */
+	KRT_A_CONN_RECONNECTS,		/* u32, times it connected again */
+	KRT_A_CONN_STATE_AGE_MS,	/* u64, ms since the last state change */
+	KRT_A_CONN_ATTEMPT,		/* u32, attempts since its last success */
+	KRT_A_CONN_MEM,			/* u64, bytes accounted to it */
+	KRT_A_CONN_PAD,
 
 	__KRT_A_CONN_MAX,
 	KRT_A_CONN_MAX = __KRT_A_CONN_MAX - 1
@@ -165,6 +191,8 @@ enum krt_a_test {
 	KRT_A_TEST_FIRST_ERROR,		/* u32, first error as a positive errno */
 	KRT_A_TEST_EAGAIN,		/* u64, NOWAIT submissions refused */
 	KRT_A_TEST_PAD,
+	KRT_A_TEST_RESENT,		/* u64, requests re-sent by krt (peer counter delta) */
+	KRT_A_TEST_NORETRY,		/* u8, submit with KRT_REQ_NORETRY */
 
 	__KRT_A_TEST_MAX,
 	KRT_A_TEST_MAX = __KRT_A_TEST_MAX - 1
@@ -189,6 +217,8 @@ enum krt_cmd {
 	KRT_CMD_CONN_STATE_NTF,		/* event: connection state changed */
 	KRT_CMD_PEER_DEL_NTF,		/* event: peer removed */
 	KRT_CMD_TEST,			/* admin: ping or xfer through the test service */
+	KRT_CMD_PEER_RECONNECT,		/* admin: recycle every connection of a peer */
+	KRT_CMD_CONN_RESET,		/* admin: force one connection into error */
 
 	__KRT_CMD_MAX,
 	KRT_CMD_MAX = __KRT_CMD_MAX - 1

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krtctl: "conn" object, the connections of the pools.
+ */
+#include <string.h>
+#include <linux/krt.h>
+#include "krtctl.h"
+
+static const char *const conn_states[] = {
+	[KRT_CONN_IDLE]		= "idle",
+	[KRT_CONN_CONNECTING]	= "connecting",
+	[KRT_CONN_ACTIVE]	= "active",
+	[KRT_CONN_CLOSING]	= "closing",
+	[KRT_CONN_ERROR]	= "error",
+	[KRT_CONN_RECONNECTING]	= "reconnecting",
+};
+
+static const struct nl_attr_pol conn_pol[KRT_A_CONN_MAX + 1] = {
+	[KRT_A_CONN_PEER]		= { MNL_TYPE_NUL_STRING, KRT_PEER_NAME_MAX },
+	[KRT_A_CONN_INDEX]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_STATE]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_LADDR]		= { MNL_TYPE_BINARY, 16 },
+	[KRT_A_CONN_LPORT]		= { MNL_TYPE_U16 },
+	[KRT_A_CONN_RADDR]		= { MNL_TYPE_BINARY, 16 },
+	[KRT_A_CONN_RPORT]		= { MNL_TYPE_U16 },
+	[KRT_A_CONN_QPN]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_DEPTH]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_INFLIGHT]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_DEV]		= { MNL_TYPE_NUL_STRING, KRT_DEV_NAME_MAX },
+	[KRT_A_CONN_REASON]		= { MNL_TYPE_NUL_STRING },
+	[KRT_A_CONN_RECONNECTS]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_STATE_AGE_MS]	= { MNL_TYPE_U64 },
+	[KRT_A_CONN_ATTEMPT]		= { MNL_TYPE_U32 },
+	[KRT_A_CONN_MEM]		= { MNL_TYPE_U64 },
+};
+
+struct nl_policy conn_policy = { "conn", KRT_A_CONN_MAX, conn_pol, 0 };
+
+/* recovery and memory, shown when the kernel sends them */
+static const struct nl_field conn_fields[] = {
+	{ KRT_A_CONN_RECONNECTS,	"reconnects" },
+	{ KRT_A_CONN_ATTEMPT,		"attempt" },
+	{ KRT_A_CONN_STATE_AGE_MS,	"state_age_ms" },
+	{ KRT_A_CONN_MEM,		"mem" },
+};
+
+static void conn_print_json(const struct nlattr **tb, struct jw *w, const char *key)
+{
+	u32 state = attr_u32(tb, KRT_A_CONN_STATE);
+	char buf[64];
+
+	jw_start_obj(w, key);
+	jw_str(w, "peer", attr_str(tb, KRT_A_CONN_PEER));
+	jw_uint(w, "index", attr_u32(tb, KRT_A_CONN_INDEX));
+	jw_str(w, "state", name_of(conn_states, ARRAY_SIZE(conn_states), state));
+	jw_str(w, "dev", attr_str(tb, KRT_A_CONN_DEV));
+	jw_str(w, "laddr", a_addr(tb, KRT_A_CONN_LADDR, buf, sizeof(buf)));
+	jw_uint(w, "lport", attr_u16(tb, KRT_A_CONN_LPORT));
+	jw_str(w, "raddr", a_addr(tb, KRT_A_CONN_RADDR, buf, sizeof(buf)));
+	jw_uint(w, "rport", attr_u16(tb, KRT_A_CONN_RPORT));
+	jw_uint(w, "qpn", attr_u32(tb, KRT_A_CONN_QPN));
+	jw_uint(w, "depth", attr_u32(tb, KRT_A_CONN_DEPTH));
+	jw_uint(w, "inflight", attr_u32(tb, KRT_A_CONN_INFLIGHT));
+	fields_print(tb, conn_fields, ARRAY_SIZE(conn_fields), w);
+	if (tb[KRT_A_CONN_REASON])
+		jw_str(w, "reason", attr_str(tb, KRT_A_CONN_REASON));
+	jw_end_obj(w);
+}
+
+/* Print one connection; @w is NULL for plain text, @key names a JSON member. */
+void conn_print(const struct nlattr **tb, struct jw *w, const char *key)
+{
+	char lbuf[64], rbuf[64];
+	u32 state = attr_u32(tb, KRT_A_CONN_STATE);
+
+	if (w) {
+		conn_print_json(tb, w, key);
+		return;
+	}
+	printf("%s/%u: state %s dev %s local %s:%u remote %s:%u qpn %u depth %u inflight %u",
+	       attr_str(tb, KRT_A_CONN_PEER), attr_u32(tb, KRT_A_CONN_INDEX),
+	       name_of(conn_states, ARRAY_SIZE(conn_states), state),
+	       tb[KRT_A_CONN_DEV] ? attr_str(tb, KRT_A_CONN_DEV) : "-",
+	       a_addr(tb, KRT_A_CONN_LADDR, lbuf, sizeof(lbuf)), attr_u16(tb, KRT_A_CONN_LPORT),
+	       a_addr(tb, KRT_A_CONN_RADDR, rbuf, sizeof(rbuf)), attr_u16(tb, KRT_A_CONN_RPORT),
+	       attr_u32(tb, KRT_A_CONN_QPN), attr_u32(tb, KRT_A_CONN_DEPTH),
+	       attr_u32(tb, KRT_A_CONN_INFLIGHT));
+	fields_print(tb, conn_fields, ARRAY_SIZE(conn_fields), NULL);
+	if (tb[KRT_A_CONN_REASON])
+		printf(" reason \"%s\"", attr_str(tb, KRT_A_CONN_REASON));
+	printf("\n");
+}
+
+static int conn_show_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[KRT_A_CONN_MAX + 1];
+
+	if (nl_parse_attrs(nlh, tb, &conn_policy))
+		return MNL_CB_OK;
+	conn_print(tb, data, NULL);
+	return MNL_CB_OK;
+}
+
+static const char *conn_attr_name(unsigned int type)
+{
+	static const char *const names[KRT_A_CONN_MAX + 1] = {
+		[KRT_A_CONN_PEER] = "peer", [KRT_A_CONN_INDEX] = "index",
+	};
+
+	return type <= KRT_A_CONN_MAX ? names[type] : NULL;
+}
+
+/*
+ * The connection of "conn reset": NAME INDEX, or NAME/INDEX as conn show
+ * prints it (a trailing ':' allowed).  Return: 0 or the exit status.
+ */
+static int conn_ref(int argc, char **argv, char *name, u32 *index)
+{
+	const char *slash = strrchr(argv[0], '/'), *idx = argv[1];
+	size_t len = strlen(argv[0]);
+	char buf[16];
+
+	if (argc == 1) {
+		if (!slash)
+			return usage_error("conn reset: want NAME INDEX or NAME/INDEX, not",
+					   argv[0]);
+		len = (size_t)(slash - argv[0]);
+		idx = slash + 1;
+	}
+	if (!len || len >= KRT_PEER_NAME_MAX)
+		return usage_error("conn reset: bad peer name in", argv[0]);
+	memcpy(name, argv[0], len);
+	name[len] = '\0';
+	if (strlen(idx) >= sizeof(buf))
+		return usage_error("conn reset: bad index", idx);
+	strcpy(buf, idx);
+	if (argc == 1 && *buf && buf[strlen(buf) - 1] == ':')
+		buf[strlen(buf) - 1] = '\0';
+	return get_num(buf, "conn reset: bad index", 0xffffffffUL, index);
+}
+
+/* krtctl conn reset NAME INDEX | NAME/INDEX */
+static int conn_reset(int argc, char **argv)
+{
+	char name[KRT_PEER_NAME_MAX];
+	struct nlmsghdr *nlh;
+	u32 index;
+
+	if (argc < 1)
+		return usage_error("conn reset: missing NAME INDEX", NULL);
+	if (argc > 2)
+		return usage_error("conn reset: unexpected argument", argv[2]);
+	if (conn_ref(argc, argv, name, &index))
+		return 2;
+	nlh = nl_msg(&krtctl, KRT_CMD_CONN_RESET, 0);
+	mnl_attr_put_strz(nlh, KRT_A_CONN_PEER, name);
+	mnl_attr_put_u32(nlh, KRT_A_CONN_INDEX, index);
+	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "conn reset");
+}
+
+static int conn_show(int argc, char **argv)
+{
+	const char *peer = NULL;
+
+	if (argc > 0) {
+		if (!matches(argv[0], "peer") || argc != 2)
+			return usage_error("conn show: expected \"peer NAME\", got", argv[0]);
+		peer = argv[1];
+		if (strlen(peer) >= KRT_PEER_NAME_MAX)
+			return usage_error("peer name is too long:", peer);
+	}
+	return nl_dump(KRT_CMD_CONN_GET, conn_show_cb, "conn show", KRT_A_CONN_PEER, peer);
+}
+
+int cmd_conn(int argc, char **argv)
+{
+	krtctl.attr_name = conn_attr_name;
+	if (argc > 0 && matches(argv[0], "help")) {
+		printf("Usage: krtctl conn show [peer NAME]\n"
+		       "       krtctl conn reset { NAME INDEX | NAME/INDEX }\n");
+		return 0;
+	}
+	if (argc > 0 && matches(argv[0], "reset"))
+		return conn_reset(argc - 1, argv + 1);
+	if (argc > 0 && !matches(argv[0], "show") && !matches(argv[0], "list"))
+		return usage_error("conn: unknown command", argv[0]);
+	return conn_show(argc ? argc - 1 : 0, argv + (argc ? 1 : 0));
+}
