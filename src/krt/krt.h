@@ -20,7 +20,7 @@
 #include <uapi/linux/krt.h>
 #include <krt/krt.h>
 
-#define KRT_VERSION	"0.2.0"
+#define KRT_VERSION	"0.3.0"
 
 /**
  * struct krt_dev_caps - what krt needs to know of a device's limits

@@ -123,6 +123,7 @@ struct krt_dp_stats krt_dp_stats;
 #define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV */
 #define KRT_WR_REP	1	/* SEND (with invalidate) */
 #define KRT_TICK	(HZ / 10)
+#define KRT_ESTABLISH_TIMEOUT	(10 * HZ)	/* accept to ESTABLISHED, server */
 
 unsigned int krt_rnr_retry;
 module_param_named(rnr_retry, krt_rnr_retry, uint, 0644);
@@ -1196,7 +1197,13 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 	unsigned long hb = msecs_to_jiffies(q->hb_ms), bound;
 	struct krt_sreq *r;
 
-	if (q->dead || !q->ready || !hb)
+	if (q->dead)
+		return NULL;
+	/* accepted, but the client never completed the handshake */
+	if (q->server && !q->ready)
+		return idle > KRT_ESTABLISH_TIMEOUT ?
+		       "client never completed the connection" : NULL;
+	if (!q->ready || !hb)
 		return NULL;
 	if (q->server) {
 		/* twice the client's detection time, at least a second */
