@@ -40,6 +40,22 @@ settle() {
 	fi
 }
 
+# during PID MAX PAUSE CMD...: run CMD up to MAX times, PAUSE s apart,
+# while the load PID still runs (so the fault surely meets requests in
+# flight however fast the machine); prints how many times it ran, fails
+# when CMD did
+during() {
+	local pid=$1 max=$2 pause=$3 n=0 rc=0
+	shift 3
+	while [ "$n" -lt "$max" ] && kill -0 "$pid" 2> /dev/null; do
+		"$@" > /dev/null || rc=1
+		n=$((n + 1))
+		sleep "$pause"
+	done
+	echo "$n"
+	return $rc
+}
+
 # back_up PEER N WHAT: wait for the pool to be N/N again, say how long
 back_up() {
 	local t0=$SECONDS
@@ -68,7 +84,7 @@ resets_under_load() {
 	n0=$("$KRTCTL" -j peer show rc | jq '.[0].resent')
 	load w1 rc op write size 4k count 6000 threads 4 depth 8 timeout 30000; p1=$LOAD_PID
 	load r1 rc op read size 256k count 400 threads 2 depth 4 timeout 30000; p2=$LOAD_PID
-	sleep 1
+	sleep 0.3
 	for ((i = 0; i < 50; i++)); do
 		"$KRTCTL" conn reset rc $((i % N)) 2> /dev/null
 		sleep 0.1
@@ -87,14 +103,16 @@ resets_under_load() {
 # goes, the others are re-sent; each completes once
 noretry() {
 	local p1 i
-	load nr rc op write size 64k count 1500 threads 4 depth 8 timeout 30000 noretry; p1=$LOAD_PID
-	sleep 1
+	load nr rc op write size 64k count 3000 threads 4 depth 8 timeout 30000 noretry; p1=$LOAD_PID
+	sleep 0.3
 	for ((i = 0; i < 10; i++)); do
+		kill -0 "$p1" 2> /dev/null || break
 		"$KRTCTL" conn reset rc $((i % N)) 2> /dev/null
 		sleep 0.2
 	done
+	diag "noretry: $i resets while the load ran"
 	settle nr "$p1" "" ""
-	check_eq "$(( $(j nr ok) + $(j nr errors) ))" 1500 "noretry: ok + errors"
+	check_eq "$(( $(j nr ok) + $(j nr errors) ))" 3000 "noretry: ok + errors"
 	[ "$(j nr errors)" -gt 0 ] || fail "noretry: no request failed"
 	check_eq "$(j nr first_error_name)" "Connection reset by peer" "noretry error"
 	check_eq "$(j nr resent)" 0 "noretry requests re-sent"
@@ -103,13 +121,13 @@ noretry() {
 
 # peer reconnect recycles the whole pool under load: nothing fails
 peer_reconnect() {
-	local p1
-	load pr rc op read size 16k count 6000 threads 4 depth 8 timeout 30000; p1=$LOAD_PID
-	sleep 1
-	"$KRTCTL" peer reconnect rc || fail "peer reconnect"
-	sleep 1
-	"$KRTCTL" peer reconnect rc || fail "peer reconnect"
-	settle pr "$p1" 6000 0
+	local p1 n
+	load pr rc op read size 16k count 12000 threads 4 depth 8 timeout 30000; p1=$LOAD_PID
+	sleep 0.3
+	n=$(during "$p1" 4 0.7 "$KRTCTL" peer reconnect rc) || fail "peer reconnect"
+	diag "peer reconnect: $n times while the load ran"
+	[ "$n" -gt 0 ] || fail "the load ended before the first reconnect"
+	settle pr "$p1" 12000 0
 	[ "$(j pr resent)" -gt 0 ] || fail "nothing was re-sent: the reconnects missed the load"
 	back_up rc $N "peer reconnect"
 	"$KRTCTL" peer reconnect nosuch 2>&1 | grep -q "no such peer" || fail "reconnect of an unknown peer"

@@ -37,7 +37,12 @@ for t in "$@"; do
 	before=$(dmesg | wc -l)
 	echo "# selftests: krt: $t"
 	t0=$SECONDS
-	timeout "$timeout_s" bash "./$t" > "$log" 2>&1
+	# settings may give a program its own timeout: timeout_NAME=S
+	t_s=$(sed -n "s/^timeout_${t%.sh}=//p" settings 2>/dev/null)
+	if [ -n "${KRT_TEST_TIMEOUT:-}" ] || [ -z "$t_s" ]; then
+		t_s=$timeout_s	# KRT_TEST_TIMEOUT overrides them all
+	fi
+	timeout "$t_s" bash "./$t" > "$log" 2>&1
 	rc=$?
 	echo "# $t: $((SECONDS - t0)) s" >> "$log"
 	sed 's/^/    /' "$log"
@@ -65,7 +70,7 @@ for t in "$@"; do
 		echo clear > "$kml"
 	fi
 	if [ $rc -eq 124 ]; then
-		echo "# $t: timed out after ${timeout_s}s"
+		echo "# $t: timed out after ${t_s}s"
 		f=$((f + 1))
 		scrub
 	elif [ $rc -ne 0 ] && [ $rc -ne 4 ] && [ "$f" -eq 0 ]; then

@@ -184,6 +184,75 @@ remote_reload() {
 	barrier reload_done
 }
 
+# sum of the loads node0 ran while node1's link was cut (jq over the
+# JSON lines of $TMPD/flap)
+flap_sum() { jq -s -r "$1" "$TMPD/flap"; }
+
+# link_flap NAME DOWN_S LOSS_S: node1 takes its link down for DOWN_S
+# seconds while node0 runs verified reads to it back to back; node0's
+# peer n1 has loss_timeout_s LOSS_S.  Shorter than the loss timeout:
+# every request succeeds (waiting, re-sent), the pools come back by
+# themselves.  Longer: the requests waiting past the loss timeout fail
+# ENOTCONN, none twice, the peer is "down" meanwhile, and the pools come
+# back once the link does.
+link_flap() {
+	local name=$1 down=$2 loss=$3 t0 runs=0 st seen_down=0 r n ok err mis dbl rs longest
+	barrier "${name}_start" || return 1
+	if [ "$KRT_NODE" = 0 ]; then
+		"$KRTCTL" peer set n1 loss_timeout "$loss" || fail "peer set loss_timeout $loss"
+		: > "$TMPD/flap"
+		"$KRTCTL" -j xfer n1 op read size 64k count 20 threads 2 depth 4 >> "$TMPD/flap" ||
+			fail "load before the cut"
+		barrier "${name}_load" || return 1
+		# back to back until node1 says its link is up again, then once more
+		while :; do
+			"$KRTCTL" -j xfer n1 op read size 64k count 40 threads 2 depth 4 timeout 60000 \
+				>> "$TMPD/flap" 2> "$TMPD/flap.err"
+			# exit status 1 for failed requests (counted below); a
+			# refused run says why on stderr
+			[ -s "$TMPD/flap.err" ] && fail "xfer: $(cat "$TMPD/flap.err")"
+			runs=$((runs + 1))
+			st=$(peer_json n1 state)
+			[ "$st" = down ] && seen_down=1
+			[ -e "$KRT_RUN/${name}_up" ] && break
+			[ "$runs" -lt 200 ] || { fail "node1 never said its link is up"; break; }
+		done
+		t0=$SECONDS
+		wait_peer_up n1 4 || fail "n1 not back: $("$KRTCTL" conn show peer n1)"
+		diag "$name: n1 back to 4/4 $((SECONDS - t0)) s after the link came up"
+		"$KRTCTL" -j xfer n1 op read size 64k count 40 threads 2 depth 4 >> "$TMPD/flap" ||
+			fail "load after the cut"
+		r=$(flap_sum '"\(map(.count) | add) \(map(.ok) | add) \(map(.errors) | add) \(map(.mismatches) | add) \(map(.double_completions) | add) \(map(.resent // 0) | add) \(map(.elapsed_ns) | max / 1e9 | floor)"')
+		read -r n ok err mis dbl rs longest <<< "$r"
+		diag "$name: link down ${down} s, loss_timeout ${loss} s: $((runs + 2)) runs, $n requests:" \
+		     "$ok ok, $err errors, $rs re-sent, longest run $longest s;" \
+		     "errors: $(flap_sum '[.[].first_error_name | select(. != "")] | unique | join(", ")')"
+		check_eq "$((ok + err))/$mis/$dbl" "$n/0/0" "$name: completed once each, no mismatch"
+		if [ "$down" -lt "$loss" ]; then
+			check_eq "$err" 0 "$name: errors across a cut shorter than loss_timeout"
+			[ "$longest" -ge $((down - 2)) ] || fail "$name: no run spanned the cut (longest $longest s)"
+		else
+			[ "$err" -gt 0 ] || fail "$name: nothing failed across a cut longer than loss_timeout"
+			check_eq "$(flap_sum '[.[].first_error_name | select(. != "")] | unique | join(",")')" \
+				"Transport endpoint is not connected" "$name: the error is ENOTCONN"
+			check_eq "$seen_down" 1 "$name: peer n1 seen down"
+		fi
+		"$KRTCTL" peer set n1 loss_timeout 30 || fail "peer set loss_timeout 30"
+	else
+		barrier "${name}_load" || return 1
+		sleep 1
+		ip link set "$KRT_IF" down || fail "link down"
+		sleep "$down"
+		ip link set "$KRT_IF" up || fail "link up"
+		touch "$KRT_RUN/${name}_up"
+		t0=$SECONDS
+		wait_inbound_up 4 || fail "node0's pool did not come back: $("$KRTCTL" peer show)"
+		wait_peer_up n0 1 || fail "n0 not back: $("$KRTCTL" conn show peer n0)"
+		diag "$name: node1's pools back $((SECONDS - t0)) s after the link came up"
+	fi
+	barrier "${name}_done"
+}
+
 teardown() {
 	barrier teardown || return 1
 	if [ "$KRT_NODE" = 0 ]; then
@@ -197,12 +266,22 @@ teardown() {
 	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod on node$KRT_NODE"
 }
 
-ktap_plan 7
+# The link cuts run only with KRT_LINK_FLAP=1: they fail today.  After
+# node1's link was down 5 s under load, new connect attempts between the
+# guests time out for about 60 s (node0) and 120 s (node1) before the
+# pools come back, though rping recovers at once after the same cut; the
+# cause is not found yet (Documentation/testing.rst, "Known gaps").
+flap=${KRT_LINK_FLAP:-}
+if [ -n "$flap" ]; then ktap_plan 9; else ktap_plan 7; fi
 run_case node_device node_device
 run_case rdma_traffic_between_guests rdma_traffic
 run_case reject_reported_on_active_side rejected_unknown_node
 run_case pools_between_guests pools_both_ways
 run_case data_between_guests data_between_guests
 run_case remote_module_reload_under_load remote_reload
+if [ -n "$flap" ]; then
+	run_case link_down_5s_under_load link_flap flap5 5 30
+	run_case partition_past_loss_timeout_healed link_flap part 10 3
+fi
 run_case teardown_and_rmmod teardown
 ktap_finish

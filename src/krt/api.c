@@ -132,19 +132,30 @@ void krt_peer_dp_del(struct krt_conn *conn)
 
 		/* the loss timeout counts from now; the work tells when it ends */
 		peer->down_since = jiffies ?: 1;
+		/*
+		 * Requests already parked keep their 100 ms deadline checks;
+		 * the work arms the loss timeout itself once none is left.
+		 */
 		if (!peer->closing)
-			mod_delayed_work(krt_wq, &peer->pending_work, loss * HZ + 1);
+			mod_delayed_work(krt_wq, &peer->pending_work,
+					 peer->nr_pending ? KRT_PENDING_TICK : loss * HZ + 1);
 	}
 	spin_unlock_bh(&peer->dp_lock);
 	if (listed)
 		krt_conn_put(conn);
 }
 
-/* Pick a connection by the peer's policy, or NULL.  Caller holds dp_lock. */
-static struct krt_conn *krt_peer_pick_locked(struct krt_peer *peer, u32 skip)
+/*
+ * Pick a connection by the peer's policy, or NULL.  @tried: bit i set when
+ * the connection at list position i refused the request (stopped, still
+ * listed until its reset work takes it off); those are passed over.
+ * Caller holds dp_lock.
+ */
+static struct krt_conn *krt_peer_pick_locked(struct krt_peer *peer, u32 start,
+					     unsigned long tried, u32 *pos)
 {
 	struct krt_conn *conn, *best = NULL;
-	u32 n = 0, i = 0, want, load, best_load = U32_MAX;
+	u32 n = 0, i = 0, load, best_load = U32_MAX;
 
 	lockdep_assert_held(&peer->dp_lock);
 	list_for_each_entry(conn, &peer->dp_conns, dp_entry)
@@ -154,17 +165,27 @@ static struct krt_conn *krt_peer_pick_locked(struct krt_peer *peer, u32 skip)
 	if (READ_ONCE(peer->policy) == KRT_POLICY_MIN_INFLIGHT) {
 		list_for_each_entry(conn, &peer->dp_conns, dp_entry) {
 			load = krt_queue_inflight(conn->q);
-			if (load < best_load) {
+			if (!(i < BITS_PER_LONG && (tried & BIT(i))) && load < best_load) {
 				best = conn;
 				best_load = load;
+				*pos = i;
 			}
+			i++;
 		}
 		return best;
 	}
-	want = (peer->dp_rr++ + skip) % n;
-	list_for_each_entry(conn, &peer->dp_conns, dp_entry)
-		if (i++ == want)
-			return conn;
+	/* round robin: the first untried one from the peer's cursor on */
+	for (; i < n; i++) {
+		u32 want = (start + i) % n, j = 0;
+
+		if (want < BITS_PER_LONG && (tried & BIT(want)))
+			continue;
+		list_for_each_entry(conn, &peer->dp_conns, dp_entry)
+			if (j++ == want) {
+				*pos = want;
+				return conn;
+			}
+	}
 	return NULL;
 }
 
@@ -201,15 +222,20 @@ static int krt_req_check(struct krt_req *req, u32 *pages)
  */
 static int krt_peer_post(struct krt_peer *peer, struct krt_req *req)
 {
+	unsigned long tried = 0;
 	struct krt_conn *conn;
-	u32 try;
+	u32 try, start, pos;
 	int ret = -ENOTCONN;
 
 	spin_lock_bh(&peer->dp_lock);
+	start = peer->dp_rr++;
 	for (try = 0; try < 4; try++) {
-		conn = krt_peer_pick_locked(peer, try);
+		pos = BITS_PER_LONG;
+		conn = krt_peer_pick_locked(peer, start, tried, &pos);
 		if (!conn)
 			break;
+		if (pos < BITS_PER_LONG)
+			tried |= BIT(pos);
 		kref_get(&conn->ref);	/* the request's, until done */
 		req->krt_conn = conn;
 		ret = krt_queue_submit(conn->q, req);

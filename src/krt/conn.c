@@ -33,17 +33,45 @@
 
 static void krt_conn_release_work(struct work_struct *work);
 static void krt_conn_fatal_work(struct work_struct *work);
+static void krt_conn_queue_release(struct krt_conn *conn);
 static void krt_conn_close_work(struct work_struct *work)
 {
 	krt_conn_close(container_of(work, struct krt_conn, close_work));
 }
 
+static unsigned int krt_connect_timeout_ms = 10000;
+module_param_named(connect_timeout_ms, krt_connect_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "bound on one outbound connect attempt, resolution to established, in ms (1000..600000, default 10000)");
+
+static unsigned long krt_conn_connect_timeout(void)
+{
+	return msecs_to_jiffies(clamp_t(u32, READ_ONCE(krt_connect_timeout_ms), 1000, 600000));
+}
+
+/*
+ * One work, two jobs: after a backoff it starts the next attempt; during
+ * an attempt it bounds it.  The CM retries a lost REQ for minutes; an
+ * attempt over connect_timeout_ms is given up and the next one starts
+ * from a new id (fresh address and route resolution).
+ */
 static void krt_conn_reconnect_work(struct work_struct *work)
 {
 	struct krt_conn *conn = container_of(to_delayed_work(work), struct krt_conn,
 					     reconnect_work);
+	bool late, start;
 
-	krt_conn_start(conn);
+	mutex_lock(&krt_pool_lock);
+	late = !conn->inbound && conn->state == KRT_CONN_CONNECTING &&
+	       conn->timeout_attempt == conn->attempt;
+	if (late)
+		krt_conn_set_state(conn, KRT_CONN_ERROR, "connect attempt timed out");
+	start = conn->state == KRT_CONN_IDLE || conn->state == KRT_CONN_RECONNECTING;
+	mutex_unlock(&krt_pool_lock);
+	if (late)
+		krt_conn_queue_release(conn);
+	else if (start)
+		krt_conn_start(conn);
 	krt_conn_put(conn);		/* the work's */
 }
 
@@ -388,7 +416,8 @@ static void krt_conn_schedule_locked(struct krt_conn *conn)
 		return;
 	conn->next_attempt = jiffies + delay;
 	kref_get(&conn->ref);		/* the work's */
-	if (!queue_delayed_work(krt_wq, &conn->reconnect_work, delay))
+	/* pending still as the last attempt's bound: one reference is enough */
+	if (mod_delayed_work(krt_wq, &conn->reconnect_work, delay))
 		krt_conn_put(conn);
 }
 
@@ -552,6 +581,11 @@ void krt_conn_start(struct krt_conn *conn)
 	conn->hb_ms = conn->peer->prm.hb_ms;
 	conn->hb_misses = conn->peer->prm.hb_misses;
 	krt_conn_set_state(conn, KRT_CONN_CONNECTING, NULL);
+	/* the attempt's bound (the work does nothing once it is active) */
+	conn->timeout_attempt = conn->attempt;
+	kref_get(&conn->ref);		/* the work's */
+	if (mod_delayed_work(krt_wq, &conn->reconnect_work, krt_conn_connect_timeout()))
+		krt_conn_put(conn);	/* it was pending: its reference carries over */
 	/*
 	 * ORDER: resolve under the lock, so that a close (which takes the id
 	 * under it) cannot destroy the id under us; rdma_cm reports the

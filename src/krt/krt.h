@@ -138,7 +138,9 @@ struct krt_queue;
  * @dev_entry: on krt_pool_dev_close_conns()'s list while its device goes
  * @q: data path (queue.c); published and cleared under krt_pool_lock
  * @dp_entry: in the peer's @dp_conns while it takes requests; peer->dp_lock
- * @reconnect_work: next connect attempt of an outbound connection
+ * @reconnect_work: next connect attempt of an outbound connection, or the
+ *	bound (connect_timeout_ms) of the attempt in progress
+ * @timeout_attempt: the attempt @reconnect_work bounds
  * @reconnects: times it came up again after the first time; krt_pool_lock
  * @attempt: connect attempts since its last success; krt_pool_lock
  * @state_time: jiffies of the last state change; krt_pool_lock
@@ -177,6 +179,7 @@ struct krt_conn {
 	struct krt_queue	*q;
 	struct list_head	dp_entry;
 	struct delayed_work	reconnect_work;
+	u32			timeout_attempt; /* bounded by reconnect_work; krt_pool_lock */
 	u32			reconnects;
 	u32			attempt;
 	unsigned long		state_time;

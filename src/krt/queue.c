@@ -721,11 +721,18 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 static void krt_sreq_release(struct krt_sreq *r)
 {
 	struct krt_queue *q = r->q;
-	struct krt_service *svc = r->svc;
 	struct krt_conn *conn = q->conn;
+	struct krt_service *svc;
 	struct krt_rbuf *rb = NULL;
 
 	spin_lock_bh(&q->lock);
+	/*
+	 * Cleared before @r is free again: once on sfree, a receive may
+	 * take it (on this CPU as soon as bottom halves are enabled) and set
+	 * its own service.
+	 */
+	svc = r->svc;
+	r->svc = NULL;
 	if (!q->dead && !list_empty(&q->deferred)) {
 		rb = list_first_entry(&q->deferred, struct krt_rbuf, entry);
 		list_del_init(&rb->entry);
@@ -733,7 +740,6 @@ static void krt_sreq_release(struct krt_sreq *r)
 		krt_sreq_put_locked(q, r);
 	}
 	spin_unlock_bh(&q->lock);
-	r->svc = NULL;
 	if (svc)
 		krt_service_put(svc);
 	if (rb)
@@ -1259,7 +1265,9 @@ static void krt_q_timer(struct timer_list *t)
 	for (i = 0; !q->server && i < q->nr_slots; i++) {
 		struct krt_slot *s = &q->slots[i];
 
+		/* answered, waiting only for its SEND or LOCAL_INV: not late */
 		if (s->state != KRT_SLOT_BUSY || s->timed_out ||
+		    !(s->pending & KRT_P_REPLY) ||
 		    time_before(jiffies, s->req->krt_deadline))
 			continue;
 		s->timed_out = true;
