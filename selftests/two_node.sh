@@ -184,19 +184,32 @@ remote_reload() {
 	barrier reload_done
 }
 
+# cut_path on|off: drop everything this node sends (the netdev stays up)
+cut_path() {
+	if [ "$1" = on ]; then
+		tc qdisc add dev "$KRT_IF" root netem loss 100% || fail "netem on $KRT_IF"
+	else
+		tc qdisc del dev "$KRT_IF" root || fail "netem off $KRT_IF"
+	fi
+}
+
 # sum of the loads node0 ran while node1's link was cut (jq over the
 # JSON lines of $TMPD/flap)
 flap_sum() { jq -s -r "$1" "$TMPD/flap"; }
 
-# link_flap NAME DOWN_S LOSS_S: node1 takes its link down for DOWN_S
-# seconds while node0 runs verified reads to it back to back; node0's
-# peer n1 has loss_timeout_s LOSS_S.  Shorter than the loss timeout:
-# every request succeeds (waiting, re-sent), the pools come back by
-# themselves.  Longer: the requests waiting past the loss timeout fail
-# ENOTCONN, none twice, the peer is "down" meanwhile, and the pools come
-# back once the link does.
+# link_flap NAME DOWN_S LOSS_S MODE: the path between the guests is cut
+# for DOWN_S seconds while node0 runs verified reads to node1 back to
+# back; node0's peer n1 has loss_timeout LOSS_S.  MODE "netem": each node
+# drops everything it sends (netem loss 100%, the netdevs stay up: a
+# partition in the network); "down": node1 takes its link down.  Shorter
+# than the loss timeout: every request succeeds (waiting, re-sent), the
+# pools come back by themselves.  Longer: the requests waiting past the
+# loss timeout fail ENOTCONN, none twice, the peer is "down" meanwhile,
+# and the pools come back once the path does.
 link_flap() {
-	local name=$1 down=$2 loss=$3 t0 runs=0 st seen_down=0 r n ok err mis dbl rs longest
+	local name=$1 down=$2 loss=$3 mode=$4 t0 runs=0 st seen_down=0 r n ok err mis dbl rs longest
+	local cutter=""
+	[ "$mode" = netem ] && { modprobe -q sch_netem || { fail "modprobe sch_netem"; return 1; }; }
 	barrier "${name}_start" || return 1
 	if [ "$KRT_NODE" = 0 ]; then
 		"$KRTCTL" peer set n1 loss_timeout "$loss" || fail "peer set loss_timeout $loss"
@@ -204,7 +217,11 @@ link_flap() {
 		"$KRTCTL" -j xfer n1 op read size 64k count 20 threads 2 depth 4 >> "$TMPD/flap" ||
 			fail "load before the cut"
 		barrier "${name}_load" || return 1
-		# back to back until node1 says its link is up again, then once more
+		if [ "$mode" = netem ]; then
+			(sleep 1; cut_path on; sleep "$down"; cut_path off) &
+			cutter=$!
+		fi
+		# back to back until node1 says the path is back, then once more
 		while :; do
 			"$KRTCTL" -j xfer n1 op read size 64k count 40 threads 2 depth 4 timeout 60000 \
 				>> "$TMPD/flap" 2> "$TMPD/flap.err"
@@ -217,14 +234,15 @@ link_flap() {
 			[ -e "$KRT_RUN/${name}_up" ] && break
 			[ "$runs" -lt 200 ] || { fail "node1 never said its link is up"; break; }
 		done
+		[ -z "$cutter" ] || wait "$cutter"
 		t0=$SECONDS
 		wait_peer_up n1 4 || fail "n1 not back: $("$KRTCTL" conn show peer n1)"
-		diag "$name: n1 back to 4/4 $((SECONDS - t0)) s after the link came up"
+		diag "$name: n1 back to 4/4 $((SECONDS - t0)) s after the path came back"
 		"$KRTCTL" -j xfer n1 op read size 64k count 40 threads 2 depth 4 >> "$TMPD/flap" ||
 			fail "load after the cut"
 		r=$(flap_sum '"\(map(.count) | add) \(map(.ok) | add) \(map(.errors) | add) \(map(.mismatches) | add) \(map(.double_completions) | add) \(map(.resent // 0) | add) \(map(.elapsed_ns) | max / 1e9 | floor)"')
 		read -r n ok err mis dbl rs longest <<< "$r"
-		diag "$name: link down ${down} s, loss_timeout ${loss} s: $((runs + 2)) runs, $n requests:" \
+		diag "$name: path cut ($mode) ${down} s, loss_timeout ${loss} s: $((runs + 2)) runs, $n requests:" \
 		     "$ok ok, $err errors, $rs re-sent, longest run $longest s;" \
 		     "errors: $(flap_sum '[.[].first_error_name | select(. != "")] | unique | join(", ")')"
 		check_eq "$((ok + err))/$mis/$dbl" "$n/0/0" "$name: completed once each, no mismatch"
@@ -241,14 +259,20 @@ link_flap() {
 	else
 		barrier "${name}_load" || return 1
 		sleep 1
-		ip link set "$KRT_IF" down || fail "link down"
-		sleep "$down"
-		ip link set "$KRT_IF" up || fail "link up"
+		if [ "$mode" = netem ]; then
+			cut_path on
+			sleep "$down"
+			cut_path off
+		else
+			ip link set "$KRT_IF" down || fail "link down"
+			sleep "$down"
+			ip link set "$KRT_IF" up || fail "link up"
+		fi
 		touch "$KRT_RUN/${name}_up"
 		t0=$SECONDS
 		wait_inbound_up 4 || fail "node0's pool did not come back: $("$KRTCTL" peer show)"
 		wait_peer_up n0 1 || fail "n0 not back: $("$KRTCTL" conn show peer n0)"
-		diag "$name: node1's pools back $((SECONDS - t0)) s after the link came up"
+		diag "$name: node1's pools back $((SECONDS - t0)) s after the path came back"
 	fi
 	barrier "${name}_done"
 }
@@ -266,22 +290,24 @@ teardown() {
 	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod on node$KRT_NODE"
 }
 
-# The link cuts run only with KRT_LINK_FLAP=1: they fail today.  After
-# node1's link was down 5 s under load, new connect attempts between the
-# guests time out for about 60 s (node0) and 120 s (node1) before the
-# pools come back, though rping recovers at once after the same cut; the
-# cause is not found yet (Documentation/testing.rst, "Known gaps").
+# node1's link taken down runs only with KRT_LINK_FLAP=1: on rxe (6.1) a
+# MAD node1 sends while its netdev is down (a DREQ of a connection its
+# heartbeats reset) leaves its GSI QP unable to receive for a minute or
+# more, so no connection between the guests can come up in that time;
+# rping shows the same (Documentation/testing.rst, "Known gaps").  The
+# partitions (netem, the netdevs up) are in the default run.
 flap=${KRT_LINK_FLAP:-}
-if [ -n "$flap" ]; then ktap_plan 9; else ktap_plan 7; fi
+if [ -n "$flap" ]; then ktap_plan 10; else ktap_plan 9; fi
 run_case node_device node_device
 run_case rdma_traffic_between_guests rdma_traffic
 run_case reject_reported_on_active_side rejected_unknown_node
 run_case pools_between_guests pools_both_ways
 run_case data_between_guests data_between_guests
 run_case remote_module_reload_under_load remote_reload
+run_case partition_5s_under_load_no_error link_flap cut5 5 30 netem
+run_case partition_past_loss_timeout_healed link_flap part 10 3 netem
 if [ -n "$flap" ]; then
-	run_case link_down_5s_under_load link_flap flap5 5 30
-	run_case partition_past_loss_timeout_healed link_flap part 10 3
+	run_case link_down_5s_under_load link_flap down5 5 30 down
 fi
 run_case teardown_and_rmmod teardown
 ktap_finish
