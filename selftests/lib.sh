@@ -83,6 +83,9 @@ check_eq() {
 }
 
 # busywait TIMEOUT_MS CMD...: retry CMD until it succeeds or time runs out
+# barrier NAME: in a multi-guest run, wait (180 s at most) for every node
+barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" 180 || { fail "barrier $1"; return 1; }; }
+
 busywait() {
 	local limit=$1 start
 	shift

@@ -9,7 +9,6 @@
 # goes down, and peer del and rmmod leave no RDMA resource behind.
 . "$(dirname "$0")/lib.sh"
 
-barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" 180 || { fail "barrier $1"; return 1; }; }
 LOSS=5
 
 setup() {

@@ -7,7 +7,6 @@
 # requests and zero-copy RDMA READ/WRITE cross the link both ways.
 . "$(dirname "$0")/lib.sh"
 
-barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" 180 || { fail "barrier $1"; return 1; }; }
 peer_json() { "$KRTCTL" -j peer show "$1" | jq -r ".[0].$2"; }
 inbound_json() {
 	"$KRTCTL" -j peer show | jq -r "[.[] | select(.direction == \"inbound\")][0].$1 // \"\""
@@ -184,17 +183,21 @@ remote_reload() {
 	barrier reload_done
 }
 
-# cut_path on|off: drop everything this node sends (the netdev stays up)
-cut_path() {
-	if [ "$1" = on ]; then
+# cut_for MODE S: cut this node's side of the path for S seconds: netem
+# drops everything it sends (the netdev stays up), or its link goes down
+cut_for() {
+	if [ "$1" = netem ]; then
 		tc qdisc add dev "$KRT_IF" root netem loss 100% || fail "netem on $KRT_IF"
-	else
+		sleep "$2"
 		tc qdisc del dev "$KRT_IF" root || fail "netem off $KRT_IF"
+	else
+		ip link set "$KRT_IF" down || fail "link down"
+		sleep "$2"
+		ip link set "$KRT_IF" up || fail "link up"
 	fi
 }
 
-# sum of the loads node0 ran while node1's link was cut (jq over the
-# JSON lines of $TMPD/flap)
+# jq over the JSON lines of the loads node0 ran across the cut
 flap_sum() { jq -s -r "$1" "$TMPD/flap"; }
 
 # link_flap NAME DOWN_S LOSS_S MODE: the path between the guests is cut
@@ -207,7 +210,7 @@ flap_sum() { jq -s -r "$1" "$TMPD/flap"; }
 # loss timeout fail ENOTCONN, none twice, the peer is "down" meanwhile,
 # and the pools come back once the path does.
 link_flap() {
-	local name=$1 down=$2 loss=$3 mode=$4 t0 runs=0 st seen_down=0 r n ok err mis dbl rs longest
+	local name=$1 down=$2 loss=$3 mode=$4 t0 runs=0 st seen_down=0 r n ok err mis dbl rs longest errs
 	local cutter=""
 	[ "$mode" = netem ] && { modprobe -q sch_netem || { fail "modprobe sch_netem"; return 1; }; }
 	barrier "${name}_start" || return 1
@@ -218,7 +221,7 @@ link_flap() {
 			fail "load before the cut"
 		barrier "${name}_load" || return 1
 		if [ "$mode" = netem ]; then
-			(sleep 1; cut_path on; sleep "$down"; cut_path off) &
+			(sleep 1; cut_for netem "$down") &
 			cutter=$!
 		fi
 		# back to back until node1 says the path is back, then once more
@@ -232,7 +235,7 @@ link_flap() {
 			st=$(peer_json n1 state)
 			[ "$st" = down ] && seen_down=1
 			[ -e "$KRT_RUN/${name}_up" ] && break
-			[ "$runs" -lt 200 ] || { fail "node1 never said its link is up"; break; }
+			[ "$runs" -lt 200 ] || { fail "node1 never said the path is back"; break; }
 		done
 		[ -z "$cutter" ] || wait "$cutter"
 		t0=$SECONDS
@@ -242,32 +245,23 @@ link_flap() {
 			fail "load after the cut"
 		r=$(flap_sum '"\(map(.count) | add) \(map(.ok) | add) \(map(.errors) | add) \(map(.mismatches) | add) \(map(.double_completions) | add) \(map(.resent // 0) | add) \(map(.elapsed_ns) | max / 1e9 | floor)"')
 		read -r n ok err mis dbl rs longest <<< "$r"
+		errs=$(flap_sum '[.[].first_error_name | select(. != "")] | unique | join(",")')
 		diag "$name: path cut ($mode) ${down} s, loss_timeout ${loss} s: $((runs + 2)) runs, $n requests:" \
-		     "$ok ok, $err errors, $rs re-sent, longest run $longest s;" \
-		     "errors: $(flap_sum '[.[].first_error_name | select(. != "")] | unique | join(", ")')"
+		     "$ok ok, $err errors, $rs re-sent, longest run $longest s; errors: $errs"
 		check_eq "$((ok + err))/$mis/$dbl" "$n/0/0" "$name: completed once each, no mismatch"
 		if [ "$down" -lt "$loss" ]; then
 			check_eq "$err" 0 "$name: errors across a cut shorter than loss_timeout"
 			[ "$longest" -ge $((down - 2)) ] || fail "$name: no run spanned the cut (longest $longest s)"
 		else
 			[ "$err" -gt 0 ] || fail "$name: nothing failed across a cut longer than loss_timeout"
-			check_eq "$(flap_sum '[.[].first_error_name | select(. != "")] | unique | join(",")')" \
-				"Transport endpoint is not connected" "$name: the error is ENOTCONN"
+			check_eq "$errs" "Transport endpoint is not connected" "$name: the error is ENOTCONN"
 			check_eq "$seen_down" 1 "$name: peer n1 seen down"
 		fi
 		"$KRTCTL" peer set n1 loss_timeout 30 || fail "peer set loss_timeout 30"
 	else
 		barrier "${name}_load" || return 1
 		sleep 1
-		if [ "$mode" = netem ]; then
-			cut_path on
-			sleep "$down"
-			cut_path off
-		else
-			ip link set "$KRT_IF" down || fail "link down"
-			sleep "$down"
-			ip link set "$KRT_IF" up || fail "link up"
-		fi
+		cut_for "$mode" "$down"
 		touch "$KRT_RUN/${name}_up"
 		t0=$SECONDS
 		wait_inbound_up 4 || fail "node0's pool did not come back: $("$KRTCTL" peer show)"

@@ -154,39 +154,33 @@ void krt_peer_dp_del(struct krt_conn *conn)
 static struct krt_conn *krt_peer_pick_locked(struct krt_peer *peer, u32 start,
 					     unsigned long tried, u32 *pos)
 {
+	bool min_inflight = READ_ONCE(peer->policy) == KRT_POLICY_MIN_INFLIGHT;
+	u32 n = 0, i = 0, key, best_key = U32_MAX;
 	struct krt_conn *conn, *best = NULL;
-	u32 n = 0, i = 0, load, best_load = U32_MAX;
 
 	lockdep_assert_held(&peer->dp_lock);
 	list_for_each_entry(conn, &peer->dp_conns, dp_entry)
 		n++;
 	if (!n)
 		return NULL;
-	if (READ_ONCE(peer->policy) == KRT_POLICY_MIN_INFLIGHT) {
-		list_for_each_entry(conn, &peer->dp_conns, dp_entry) {
-			load = krt_queue_inflight(conn->q);
-			if (!(i < BITS_PER_LONG && (tried & BIT(i))) && load < best_load) {
-				best = conn;
-				best_load = load;
-				*pos = i;
-			}
-			i++;
-		}
-		return best;
-	}
-	/* round robin: the first untried one from the peer's cursor on */
-	for (; i < n; i++) {
-		u32 want = (start + i) % n, j = 0;
+	start %= n;
+	/*
+	 * The untried one with the lowest key: its load (min-inflight), or
+	 * its distance from the peer's cursor (round robin).
+	 */
+	list_for_each_entry(conn, &peer->dp_conns, dp_entry) {
+		u32 at = i++;
 
-		if (want < BITS_PER_LONG && (tried & BIT(want)))
+		if (at < BITS_PER_LONG && (tried & BIT(at)))
 			continue;
-		list_for_each_entry(conn, &peer->dp_conns, dp_entry)
-			if (j++ == want) {
-				*pos = want;
-				return conn;
-			}
+		key = min_inflight ? krt_queue_inflight(conn->q) : (at + n - start) % n;
+		if (key < best_key) {
+			best = conn;
+			best_key = key;
+			*pos = at;
+		}
 	}
-	return NULL;
+	return best;
 }
 
 static int krt_req_check(struct krt_req *req, u32 *pages)
