@@ -3,7 +3,9 @@
 #
 # krtctl's command line: help, version, argument checks, reply parsing and
 # output (text and JSON, from crafted answers through the KRTCTL_REPLY test
-# hook: no kernel needed), prefix matching, JSON, batch mode, monitor.
+# hook: no kernel needed), prefix matching and ambiguous prefixes, per-object
+# help, connection names, save (its output, then a round trip through
+# rmmod/insmod), bash completion, JSON, batch mode, monitor.
 . "$(dirname "$0")/lib.sh"
 
 UAPI=$KRT_ROOT/include/uapi/linux/krt.h
@@ -300,6 +302,197 @@ monitor_states() {
 	check_eq "$(rk "$f" -j monitor count 1 | wc -l)" 1 "monitor count 1"
 }
 
+# help OBJECT and OBJECT help print that object's lines of the whole usage,
+# and together every command line of it (one source)
+help_objects() {
+	local all objs o out cmds
+	all=$("$KRTCTL" help)
+	objs=$(sed -n 's/^where  OBJECT := { \(.*\) }$/\1/p' <<< "$all" | tr -d '|')
+	check_eq "$objs" "dev  listen  peer  conn  monitor  ping  xfer  save  help" "objects of the usage"
+	out=$("$KRTCTL" help peer)
+	check_eq "$(head -1 <<< "$out")" "Usage: krtctl [OPTIONS] peer ..." "help peer, first line"
+	grep -q "^  peer add NAME addr IP \[port P\]" <<< "$out" || fail "help peer lacks peer add: $out"
+	grep -q "hb_ms MS | hb_misses N }" <<< "$out" || fail "help peer lacks RECOVERY: $out"
+	check_eq "$(grep -c '^  peer ' <<< "$out")" 5 "peer commands in help peer"
+	grep -qE "^  (dev|conn|listen|ping|xfer|monitor|save) " <<< "$out" && fail "help peer shows other objects: $out"
+	cmds=""
+	for o in $objs; do
+		out=$("$KRTCTL" help "$o") || fail "help $o: exit $?"
+		[ "$o" = help ] && { check_eq "$out" "$all" "help help"; continue; }
+		check_eq "$(head -1 <<< "$out")" "Usage: krtctl [OPTIONS] $o ..." "help $o, first line"
+		check_eq "$("$KRTCTL" "$o" help)" "$out" "'$o help' and 'help $o'"
+		cmds+=$(tail -n +2 <<< "$out")$'\n'
+	done
+	check_eq "$cmds" "$(sed -n '/^$/,/^$/p' <<< "$all" | sed '/^$/d; /^  help /d')"$'\n' \
+		"the objects' help together is the command block of help"
+	bad_arg 'help: unknown object "bogus"' help bogus
+	bad_arg 'help: unexpected argument "x"' help peer x
+}
+
+# a prefix of several objects or commands is an error naming them (exit
+# 2), except that show, each object's default, wins; unique prefixes work
+ambiguous_prefixes() {
+	local f=$TMPD/amb out
+	bad_arg "krtctl: 'p' is ambiguous: peer, ping" p
+	check_eq "$("$KRTCTL" p 2>&1)" "krtctl: 'p' is ambiguous: peer, ping (try 'krtctl help')" "the whole message"
+	bad_arg "krtctl: 'p' is ambiguous: peer, ping" p show
+	bad_arg "krtctl: 'p' is ambiguous: peer, ping" help p
+	bad_arg "krtctl: 'p' is ambiguous: peer, ping" -j p s
+	check_eq "$("$KRTCTL" pe help)" "$("$KRTCTL" help peer)" "pe is peer"
+	check_eq "$("$KRTCTL" pi help)" "$("$KRTCTL" help ping)" "pi is ping"
+	check_eq "$("$KRTCTL" s help)" "$("$KRTCTL" help save)" "s is save"
+	check_eq "$("$KRTCTL" h)" "$("$KRTCTL" help)" "h is help"
+	check_eq "$("$KRTCTL" help x)" "$("$KRTCTL" help xfer)" "help x is help xfer"
+	check_eq "$("$KRTCTL" c h)" "$("$KRTCTL" help conn)" "c h is conn help"
+	check_eq "$("$KRTCTL" l h)" "$("$KRTCTL" help listen)" "l h is listen help"
+	check_eq "$("$KRTCTL" m h)" "$("$KRTCTL" help monitor)" "m h is monitor help"
+	bad_arg 'unknown object "pz"' pz
+	bad_arg 'peer: unknown command "frob"' peer frob
+	# "s" is set and show: show wins (krtctl d s is documented); "se" is set
+	reply "$f" "$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME rc)" "$(u32 KRT_A_PEER_CONNS 2)")" "$(nl_done)"
+	out=$(rk "$f" peer s) || fail "peer s: $(cat "$TMPD/err")"
+	grep -q "^rc: outbound state unknown conns 0/2 " <<< "$out" || fail "peer s is not peer show: $out"
+	reply "$f" "$(nl_done)"
+	out=$(rk "$f" d s; echo "rc=$?")
+	check_eq "$out" "rc=0" "d s"
+	reply "$f" "$(nl_err 0)"
+	rk "$f" peer se rc hb_ms 100 > /dev/null || fail "peer se is not peer set: $(cat "$TMPD/err")"
+	rk "$f" peer rec rc > /dev/null || fail "peer rec is not peer reconnect: $(cat "$TMPD/err")"
+	# keywords keep the first match, in the order of the usage
+	rk "$f" peer se rc recon 10 > /dev/null || fail "recon is not reconnect_ms: $(cat "$TMPD/err")"
+}
+
+# conn show takes a connection as conn show prints it, or peer NAME index N
+conn_names() {
+	local f=$TMPD/cn out i
+	reply "$f" \
+		"$(genl KRT_CMD_CONN_GET "$(str KRT_A_CONN_PEER st2)" "$(u32 KRT_A_CONN_INDEX 0)" \
+			"$(u32 KRT_A_CONN_STATE "${U[KRT_CONN_ACTIVE]}")" "$(u32 KRT_A_CONN_QPN 17)")" \
+		"$(genl KRT_CMD_CONN_GET "$(str KRT_A_CONN_PEER st2)" "$(u32 KRT_A_CONN_INDEX 1)" \
+			"$(u32 KRT_A_CONN_STATE "${U[KRT_CONN_ACTIVE]}")" "$(u32 KRT_A_CONN_QPN 18)")" \
+		"$(nl_done)"
+	for i in "st2/1" "st2/1:" "peer st2 index 1" "p st2 i 1"; do
+		# shellcheck disable=SC2086 # the words, split
+		out=$(rk "$f" conn show $i) || fail "conn show $i: $(cat "$TMPD/err")"
+		check_eq "$(cut -d' ' -f1,10,11 <<< "$out")" "st2/1: qpn 18" "conn show $i"
+	done
+	check_eq "$(rk "$f" -j conn show st2/0 | jq -c '[.[] | [.peer, .index, .qpn]]')" '[["st2",0,17]]' "-j conn show st2/0"
+	check_eq "$(rk "$f" conn show peer st2 | wc -l)" 2 "conn show peer st2"
+	out=$(rk "$f" conn show st2/5; echo "rc=$?")
+	check_eq "$out" "rc=1" "conn show of a missing connection"
+	check_eq "$(cat "$TMPD/err")" "Error: no such connection." "its message"
+	bad_arg 'conn show: "index" needs "peer NAME"' conn show index 1
+	bad_arg 'conn show: bad index "x"' conn show st2/x
+	bad_arg 'conn show: bad index "-1"' conn show peer st2 index -1
+	bad_arg 'conn show: bad peer name in "/1"' conn show /1
+	bad_arg 'conn show: missing value after "peer"' conn show peer
+	bad_arg 'conn show: expected "peer NAME" or NAME/INDEX, got "st2"' conn show st2
+}
+
+# save of crafted answers: the batch lines, every field, in order
+save_output() {
+	local f=$TMPD/sv want out
+	reply "$f" \
+		"$(genl KRT_CMD_DEV_GET "$(str KRT_A_DEV_NAME rxa)" "$(u32 KRT_A_DEV_STATE "${U[KRT_DEV_STATE_DISABLED]}")")" \
+		"$(genl KRT_CMD_DEV_GET "$(str KRT_A_DEV_NAME rxb)" "$(u32 KRT_A_DEV_STATE "${U[KRT_DEV_STATE_USABLE]}")")" \
+		"$(genl KRT_CMD_DEV_GET "$(str KRT_A_DEV_NAME rxc)" "$(u32 KRT_A_DEV_STATE "${U[KRT_DEV_STATE_UNUSABLE]}")")" \
+		"$(genl KRT_CMD_LISTEN_GET "$(ip4 KRT_A_LISTEN_ADDR 192.0.2.1)" "$(u16 KRT_A_LISTEN_PORT 7471)")" \
+		"$(genl KRT_CMD_LISTEN_GET "$(nla KRT_A_LISTEN_ADDR 20010db8000000000000000000000001)" \
+			"$(u16 KRT_A_LISTEN_PORT 7999)")" \
+		"$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME st2)" "$(ip4 KRT_A_PEER_ADDR 192.0.2.2)" \
+			"$(u16 KRT_A_PEER_PORT 7471)" "$(u32 KRT_A_PEER_CONNS 4)" "$(u32 KRT_A_PEER_DEPTH 32)" \
+			"$(u32 KRT_A_PEER_POLICY "${U[KRT_POLICY_MIN_INFLIGHT]}")" "$(u32 KRT_A_PEER_STATE 2)" \
+			"$(u8 KRT_A_PEER_INBOUND 0)" "$(u32 KRT_A_PEER_RECONNECT_MS 50)" \
+			"$(u32 KRT_A_PEER_RECONNECT_MAX_MS 500)" "$(u32 KRT_A_PEER_LOSS_TIMEOUT_S 20)" \
+			"$(u32 KRT_A_PEER_HB_MS 200)" "$(u32 KRT_A_PEER_HB_MISSES 3)" "$(u32 KRT_A_PEER_ATTEMPT 2)")" \
+		"$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME in-1122-1)" "$(u32 KRT_A_PEER_CONNS 4)" \
+			"$(u8 KRT_A_PEER_INBOUND 1)")" \
+		"$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME old)" "$(ip4 KRT_A_PEER_ADDR 192.0.2.3)" \
+			"$(u16 KRT_A_PEER_PORT 7500)" "$(u32 KRT_A_PEER_CONNS 1)" "$(u32 KRT_A_PEER_DEPTH 128)" \
+			"$(u32 KRT_A_PEER_POLICY "${U[KRT_POLICY_RR]}")")" \
+		"$(nl_done)"
+	want="dev set rxa enabled off
+listen add 192.0.2.1 port 7471
+listen add 2001:db8::1 port 7999
+peer add st2 addr 192.0.2.2 port 7471 conns 4 depth 32 policy min-inflight reconnect_ms 50 reconnect_max_ms 500 loss_timeout 20 hb_ms 200 hb_misses 3
+peer add old addr 192.0.2.3 port 7500 conns 1 depth 128 policy rr"
+	out=$(rk "$f" save) || fail "save: $(cat "$TMPD/err")"
+	check_eq "$(grep -v '^#' <<< "$out")" "$want" "save"
+	grep -q "^# krt configuration, written by 'krtctl save' (krtctl [0-9]" <<< "$out" || fail "save header: $out"
+	check_eq "$(cat "$TMPD/err")" "" "save stderr"
+	check_eq "$(rk "$f" save -)" "$out" "save -"
+	rm -f "$TMPD/saved"
+	rk "$f" save "$TMPD/saved" > "$TMPD/out" || fail "save FILE: $(cat "$TMPD/err")"
+	check_eq "$(cat "$TMPD/saved")" "$out" "save FILE"
+	check_eq "$(wc -c < "$TMPD/out")" 0 "save FILE prints nothing"
+	check_eq "$(stat -c %a "$TMPD/saved")" "$(printf '%o' $((0666 & ~$(umask))))" "a new file's mode"
+	chmod 600 "$TMPD/saved"
+	rk "$f" save "$TMPD/saved" || fail "save over FILE"
+	check_eq "$(stat -c %a "$TMPD/saved")" 600 "the mode of the file replaced"
+	# the lines read back: every one parses (answered by an ack)
+	reply "$TMPD/ack" "$(nl_err 0)"
+	KRTCTL_REPLY=$TMPD/ack "$KRTCTL" -b "$TMPD/saved" > "$TMPD/out" 2>&1 ||
+		fail "the saved file does not parse: $(cat "$TMPD/out")"
+	# a refused dump writes nothing, and leaves FILE as it was
+	cp "$TMPD/saved" "$TMPD/saved.0"
+	reply "$f" "$(nl_err 1)"
+	out=$(rk "$f" save "$TMPD/saved"; echo "rc=$?")
+	check_eq "$out" "rc=1" "save refused"
+	cmp -s "$TMPD/saved" "$TMPD/saved.0" || fail "a failed save changed FILE"
+	check_eq "$(find "$TMPD" -name 'saved.??????' | wc -l)" 0 "temporary files left"
+	# a name the batch syntax cannot carry: a comment, exit 1
+	reply "$f" "$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME "a b")" "$(ip4 KRT_A_PEER_ADDR 192.0.2.4)" \
+		"$(u16 KRT_A_PEER_PORT 7471)")" "$(nl_done)"
+	out=$(rk "$f" save; echo "rc=$?")
+	check_eq "$(grep -v '^#' <<< "$out")" "rc=1" "save of an unwritable name"
+	grep -qx '# peer add (unwritable name) addr 192.0.2.4' <<< "$out" || fail "no comment for it: $out"
+	grep -q 'peer name "a b" cannot be written' "$TMPD/err" || fail "its message: $(cat "$TMPD/err")"
+	bad_arg 'save: unexpected argument "b"' save a b
+}
+
+# comp WORD...: the candidates bash completion offers for the last WORD
+# (sorted, on one line), as bash calls the completion function
+comp() {
+	(
+		# shellcheck disable=SC1091
+		. "$KRT_ROOT/packaging/bash-completion/krtctl" || exit 1
+		COMP_WORDS=("$KRTCTL" "$@")
+		COMP_CWORD=$#
+		COMP_LINE="${COMP_WORDS[*]}"
+		COMP_POINT=${#COMP_LINE}
+		_krtctl
+		printf '%s\n' "${COMPREPLY[@]}"
+	) | sort | grep . | tr '\n' ' ' | sed 's/ $//'
+}
+
+completion() {
+	bash -n "$KRT_ROOT/packaging/bash-completion/krtctl" || fail "syntax"
+	check_eq "$(bash -c ". '$KRT_ROOT/packaging/bash-completion/krtctl'; complete -p krtctl")" \
+		"complete -F _krtctl krtctl" "complete -p"
+	check_eq "$(comp "")" "conn dev help listen monitor peer ping save xfer" "krtctl "
+	check_eq "$(comp p)" "peer ping" "krtctl p"
+	check_eq "$(comp -j pe)" "peer" "krtctl -j pe"
+	check_eq "$(comp peer "")" "add del help reconnect set show" "krtctl peer "
+	check_eq "$(comp peer add x addr 1.2.3.4 "")" \
+		"conns depth hb_misses hb_ms loss_timeout policy port reconnect_max_ms reconnect_ms" \
+		"krtctl peer add x addr 1.2.3.4 "
+	check_eq "$(comp peer add x addr 1.2.3.4 conns 2 policy "")" "min-inflight rr" "policy values"
+	check_eq "$(comp peer set x hb "")" "" "a value: nothing"
+	check_eq "$(comp peer set x recon 5 "")" \
+		"conns depth hb_misses hb_ms loss_timeout policy reconnect_max_ms" "peer set, recon used"
+	check_eq "$(comp dev "")" "help set show" "krtctl dev "
+	check_eq "$(comp dev set x "")" "enabled" "dev set NAME "
+	check_eq "$(comp dev set x enabled "")" "off on" "dev set NAME enabled "
+	check_eq "$(comp conn "")" "help reset show" "krtctl conn "
+	check_eq "$(comp listen add 1.2.3.4 "")" "port" "listen add ADDR "
+	check_eq "$(comp xfer x op "")" "read write" "xfer op "
+	check_eq "$(comp xfer x nowait op read "")" "count depth noretry size threads timeout" "xfer after a flag"
+	check_eq "$(comp ping x "")" "count noretry size timeout" "ping NAME "
+	check_eq "$(comp monitor "")" "count" "monitor "
+	check_eq "$(comp help "")" "conn dev help listen monitor peer ping save xfer" "help "
+	check_eq "$(comp -j "")" "conn dev help listen monitor peer ping save xfer" "krtctl -j "
+}
+
 prefix_and_json() {
 	load_krt || return 1
 	rxe_add krt_cl0 || { fail "rxe_add"; return 1; }
@@ -332,7 +525,93 @@ monitor_count() {
 	"$KRTCTL" dev set krt_cl0 enabled on
 }
 
-ktap_plan 12
+# peer, connection and device names from the running system
+completion_names() {
+	local a in c
+	a=$(ip -4 -o addr show dev "$(awk '$1 == "krt_cl0" { print $2 }' "$TMPD/rxe")" |
+	    awk '{ sub("/.*", "", $4); print $4 }')
+	"$KRTCTL" listen add "$a" || { fail "listen add $a"; return 1; }
+	"$KRTCTL" peer add cpa addr "$a" conns 2 || { fail "peer add"; return 1; }
+	"$KRTCTL" peer add cpb addr 169.254.250.1 conns 1 || fail "peer add cpb"
+	wait_peer cpa active 2 || fail "cpa not active: $("$KRTCTL" peer show)"
+	in=$("$KRTCTL" -j peer show | jq -r '[.[] | select(.direction == "inbound")][0].name // ""')
+	[ -n "$in" ] || fail "no inbound peer"
+	check_eq "$(comp peer del "")" "$(printf '%s\n' cpa cpb "$in" | sort | tr '\n' ' ' | sed 's/ $//')" \
+		"peer del "
+	check_eq "$(comp peer show c)" "cpa cpb" "peer show c"
+	check_eq "$(comp ping "")" "cpa cpb" "ping: outbound peers only"
+	check_eq "$(comp peer set "")" "cpa cpb" "peer set: outbound peers only"
+	check_eq "$(comp conn show peer cp)" "cpa cpb" "conn show peer cp"
+	check_eq "$(comp conn reset cpa)" "cpa/0 cpa/1" "conn reset cpa"
+	for c in peer cpa/0 cpa/1 cpb/0 "$in/0" "$in/1"; do
+		comp conn show "" | grep -qw -- "$c" || fail "conn show: no $c in $(comp conn show "")"
+	done
+	comp dev show "" | grep -qw krt_cl0 || fail "dev show: $(comp dev show "")"
+	check_eq "$(comp dev set krt_c)" "krt_cl0" "dev set krt_c"
+	"$KRTCTL" peer del cpa
+	"$KRTCTL" peer del cpb
+	"$KRTCTL" listen del "$a"
+}
+
+# cfg: the configuration save is for: outbound peers and their settings,
+# listeners, devices switched off
+cfg() {
+	"$KRTCTL" -j peer show | jq -c '[.[] | select(.direction == "outbound") |
+		{name, addr, port, conns, depth, policy, reconnect_ms, reconnect_max_ms,
+		 loss_timeout_s, hb_ms, hb_misses}] | sort_by(.name)'
+	"$KRTCTL" -j listen show | jq -c 'sort_by(.addr, .port)'
+	"$KRTCTL" -j dev show | jq -c '[.[] | select(.state == "disabled") | .name] | sort'
+}
+
+# save, rmmod, insmod, -b: the same configuration; save again: the same file
+save_round_trip() {
+	local a conf=$TMPD/krt.conf before after
+	rxe_add krt_cl1 || { fail "rxe_add krt_cl1"; return 1; }
+	a=$(ip -4 -o addr show dev "$(awk '$1 == "krt_cl0" { print $2 }' "$TMPD/rxe")" |
+	    awk '{ sub("/.*", "", $4); print $4 }')
+	"$KRTCTL" listen add "$a" || fail "listen add $a"
+	"$KRTCTL" listen add "$a" port 7999 || fail "listen add $a port 7999"
+	"$KRTCTL" dev set krt_cl1 enabled off || fail "dev set krt_cl1 enabled off"
+	"$KRTCTL" peer add rt1 addr "$a" conns 2 depth 32 policy min-inflight reconnect_ms 150 \
+		reconnect_max_ms 3000 loss_timeout 20 hb_ms 300 hb_misses 5 || fail "peer add rt1"
+	"$KRTCTL" peer add rt2 addr 169.254.250.1 port 7500 conns 1 || fail "peer add rt2"
+	"$KRTCTL" peer add rt3 addr "$a" port 7999 conns 1 || fail "peer add rt3"
+	"$KRTCTL" peer set rt3 hb_misses 7 depth 16 || fail "peer set rt3"
+	wait_peer rt1 active 2 || fail "rt1 not active: $("$KRTCTL" peer show)"
+	# a live connection by the name conn show prints
+	"$KRTCTL" conn show rt1/1 | grep -q "^rt1/1: state active " || fail "conn show rt1/1: $("$KRTCTL" conn show rt1/1)"
+	check_eq "$("$KRTCTL" -j conn show peer rt1 index 0 | jq -r '.[] | "\(.peer)/\(.index)"')" "rt1/0" \
+		"conn show peer rt1 index 0"
+	"$KRTCTL" conn show rt1/9 > /dev/null 2>&1
+	check_eq $? 1 "conn show of a missing index"
+	"$KRTCTL" save "$conf" || { fail "save"; return 1; }
+	diag "saved: $(grep -v '^#' "$conf" | tr '\n' ';')"
+	grep -q "^peer add in-" "$conf" && fail "an inbound peer was saved"
+	check_eq "$(grep -c '^peer add rt' "$conf")" 3 "peer lines"
+	before=$(cfg)
+	check_eq "$(sed -n 1p <<< "$before" | jq length)" 3 "outbound peers before"
+	check_eq "$(sed -n 3p <<< "$before")" '["krt_cl1"]' "disabled devices before"
+	unload_krt || return 1
+	cp "$conf" "$conf.0"
+	"$KRTCTL" save "$conf" > /dev/null 2>&1 && fail "save without krt succeeded"
+	cmp -s "$conf" "$conf.0" || fail "save without krt changed the file"
+	load_krt || return 1
+	check_eq "$(cfg | tr '\n' ' ')" '[] [] [] ' "a fresh module has no configuration"
+	"$KRTCTL" -b "$conf" || fail "krtctl -b of the saved file"
+	after=$(cfg)
+	check_eq "$after" "$before" "configuration after save, reload, -b"
+	"$KRTCTL" save "$conf.2" || fail "second save"
+	cmp -s "$conf" "$conf.2" || fail "second save differs: $(diff "$conf" "$conf.2")"
+	wait_peer rt1 active 2 || fail "rt1 not active after the reload: $("$KRTCTL" peer show rt1)"
+	"$KRTCTL" peer del rt1
+	"$KRTCTL" peer del rt2
+	"$KRTCTL" peer del rt3
+	"$KRTCTL" listen del "$a"
+	"$KRTCTL" listen del "$a" port 7999
+	rxe_del krt_cl1
+}
+
+ktap_plan 19
 run_case help_and_version help_version
 run_case argument_checks_before_the_kernel argument_checks
 run_case peer_show_recovery_fields peer_fields
@@ -345,4 +624,11 @@ run_case monitor_state_names monitor_states
 run_case prefix_matching_and_json prefix_and_json
 run_case batch_mode batch_mode
 run_case monitor_count monitor_count
+run_case help_object_one_source help_objects
+run_case ambiguous_prefix_error ambiguous_prefixes
+run_case conn_show_by_name conn_names
+run_case save_batch_lines save_output
+run_case bash_completion completion
+run_case bash_completion_names completion_names
+run_case save_reload_batch_round_trip save_round_trip
 ktap_finish

@@ -42,7 +42,7 @@ static void krt_conn_close_work(struct work_struct *work)
 static unsigned int krt_connect_timeout_ms = 10000;
 module_param_named(connect_timeout_ms, krt_connect_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(connect_timeout_ms,
-		 "bound on one outbound connect attempt, resolution to established, in ms (1000..600000, default 10000)");
+		 "Longest outbound connect attempt, address resolution to established, ms, 1000..600000 (default: 10000)");
 
 static unsigned long krt_conn_connect_timeout(void)
 {

@@ -71,7 +71,7 @@ MODULE_PARM_DESC(port, "Default port for listeners and peers (default: 7471)");
 
 static unsigned int krt_max_conns = 1024;
 module_param_named(max_conns, krt_max_conns, uint, 0644);
-MODULE_PARM_DESC(max_conns, "Connections in all, inbound and outbound (default: 1024)");
+MODULE_PARM_DESC(max_conns, "Outbound connections in all peers (inbound ones: max_inbound_conns) (default: 1024)");
 
 unsigned int krt_max_peer_conns = 64;
 module_param_named(max_peer_conns, krt_max_peer_conns, uint, 0644);

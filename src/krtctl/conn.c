@@ -91,12 +91,23 @@ void conn_print(const struct nlattr **tb, struct jw *w, const char *key)
 	printf("\n");
 }
 
+/* conn show of one connection: the dump of its peer, filtered here */
+static struct {
+	bool on;
+	u32 index;
+	unsigned int found;
+} conn_filter;
+
 static int conn_show_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[KRT_A_CONN_MAX + 1];
 
 	if (nl_parse_attrs(nlh, tb, &conn_policy))
 		return MNL_CB_OK;
+	if (conn_filter.on && (!tb[KRT_A_CONN_INDEX] ||
+			       attr_u32(tb, KRT_A_CONN_INDEX) != conn_filter.index))
+		return MNL_CB_OK;
+	conn_filter.found++;
 	conn_print(tb, data, NULL);
 	return MNL_CB_OK;
 }
@@ -111,32 +122,37 @@ static const char *conn_attr_name(unsigned int type)
 }
 
 /*
- * The connection of "conn reset": NAME INDEX, or NAME/INDEX as conn show
- * prints it (a trailing ':' allowed).  Return: 0 or the exit status.
+ * A connection: NAME INDEX, or NAME/INDEX as conn show prints it (a
+ * trailing ':' allowed), for @what ("conn reset").  Return: 0 or the exit
+ * status.
  */
-static int conn_ref(int argc, char **argv, char *name, u32 *index)
+static int conn_ref(int argc, char **argv, const char *what, char *name, u32 *index)
 {
 	const char *slash = strrchr(argv[0], '/'), *idx = argv[1];
 	size_t len = strlen(argv[0]);
-	char buf[16];
+	char buf[16], msg[64];
 
 	if (argc == 1) {
-		if (!slash)
-			return usage_error("conn reset: want NAME INDEX or NAME/INDEX, not",
-					   argv[0]);
+		if (!slash) {
+			snprintf(msg, sizeof(msg), "%s: want NAME INDEX or NAME/INDEX, not", what);
+			return usage_error(msg, argv[0]);
+		}
 		len = (size_t)(slash - argv[0]);
 		idx = slash + 1;
 	}
-	if (!len || len >= KRT_PEER_NAME_MAX)
-		return usage_error("conn reset: bad peer name in", argv[0]);
+	if (!len || len >= KRT_PEER_NAME_MAX) {
+		snprintf(msg, sizeof(msg), "%s: bad peer name in", what);
+		return usage_error(msg, argv[0]);
+	}
 	memcpy(name, argv[0], len);
 	name[len] = '\0';
+	snprintf(msg, sizeof(msg), "%s: bad index", what);
 	if (strlen(idx) >= sizeof(buf))
-		return usage_error("conn reset: bad index", idx);
+		return usage_error(msg, idx);
 	strcpy(buf, idx);
 	if (argc == 1 && *buf && buf[strlen(buf) - 1] == ':')
 		buf[strlen(buf) - 1] = '\0';
-	return get_num(buf, "conn reset: bad index", 0xffffffffUL, index);
+	return get_num(buf, msg, 0xffffffffUL, index);
 }
 
 /* krtctl conn reset NAME INDEX | NAME/INDEX */
@@ -150,7 +166,7 @@ static int conn_reset(int argc, char **argv)
 		return usage_error("conn reset: missing NAME INDEX", NULL);
 	if (argc > 2)
 		return usage_error("conn reset: unexpected argument", argv[2]);
-	if (conn_ref(argc, argv, name, &index))
+	if (conn_ref(argc, argv, "conn reset", name, &index))
 		return 2;
 	nlh = nl_msg(&krtctl, KRT_CMD_CONN_RESET, 0);
 	mnl_attr_put_strz(nlh, KRT_A_CONN_PEER, name);
@@ -158,31 +174,75 @@ static int conn_reset(int argc, char **argv)
 	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "conn reset");
 }
 
+/* krtctl conn show [peer NAME [index N] | NAME/INDEX] */
 static int conn_show(int argc, char **argv)
 {
+	char name[KRT_PEER_NAME_MAX] = "";
 	const char *peer = NULL;
+	struct nlmsghdr *nlh;
+	int ret;
 
-	if (argc > 0) {
-		if (!matches(argv[0], "peer") || argc != 2)
-			return usage_error("conn show: expected \"peer NAME\", got", argv[0]);
-		peer = argv[1];
-		if (strlen(peer) >= KRT_PEER_NAME_MAX)
-			return usage_error("peer name is too long:", peer);
+	memset(&conn_filter, 0, sizeof(conn_filter));
+	if (argc == 1 && strchr(argv[0], '/')) {
+		if (conn_ref(1, argv, "conn show", name, &conn_filter.index))
+			return 2;
+		peer = name;
+		conn_filter.on = true;
+		argc = 0;
 	}
-	return nl_dump(KRT_CMD_CONN_GET, conn_show_cb, "conn show", KRT_A_CONN_PEER, peer);
+	for (; argc > 0; argc -= 2, argv += 2) {
+		if (!matches(argv[0], "peer") && !matches(argv[0], "index"))
+			return usage_error("conn show: expected \"peer NAME\" or NAME/INDEX, got",
+					   argv[0]);
+		if (argc < 2)
+			return usage_error("conn show: missing value after", argv[0]);
+		if (matches(argv[0], "peer")) {
+			peer = argv[1];
+			if (strlen(peer) >= KRT_PEER_NAME_MAX)
+				return usage_error("peer name is too long:", peer);
+		} else if (matches(argv[0], "index")) {
+			if (get_num(argv[1], "conn show: bad index", 0xffffffffUL,
+				    &conn_filter.index))
+				return 2;
+			conn_filter.on = true;
+		}
+	}
+	if (conn_filter.on && !peer)
+		return usage_error("conn show: \"index\" needs \"peer NAME\"", NULL);
+	nlh = nl_msg(&krtctl, KRT_CMD_CONN_GET, NLM_F_DUMP);
+	if (peer)
+		mnl_attr_put_strz(nlh, KRT_A_CONN_PEER, peer);
+	ret = nl_show(nlh, conn_show_cb, "conn show");
+	if (!ret && conn_filter.on && !conn_filter.found) {
+		fprintf(stderr, "Error: no such connection.\n");
+		ret = 1;
+	}
+	return ret;
 }
+
+enum { CONN_SHOW, CONN_LIST, CONN_RESET, CONN_HELP, CONN_MAX };
+
+static const char *const conn_verbs[CONN_MAX] = {
+	[CONN_SHOW] = "show", [CONN_LIST] = "list", [CONN_RESET] = "reset",
+	[CONN_HELP] = "help",
+};
 
 int cmd_conn(int argc, char **argv)
 {
 	krtctl.attr_name = conn_attr_name;
-	if (argc > 0 && matches(argv[0], "help")) {
-		printf("Usage: krtctl conn show [peer NAME]\n"
-		       "       krtctl conn reset { NAME INDEX | NAME/INDEX }\n");
-		return 0;
-	}
-	if (argc > 0 && matches(argv[0], "reset"))
+	if (argc < 1)
+		return conn_show(0, argv);
+	switch (match_word(argv[0], conn_verbs, CONN_MAX, "conn")) {
+	case CONN_SHOW:
+	case CONN_LIST:
+		return conn_show(argc - 1, argv + 1);
+	case CONN_RESET:
 		return conn_reset(argc - 1, argv + 1);
-	if (argc > 0 && !matches(argv[0], "show") && !matches(argv[0], "list"))
-		return usage_error("conn: unknown command", argv[0]);
-	return conn_show(argc ? argc - 1 : 0, argv + (argc ? 1 : 0));
+	case CONN_HELP:
+		usage(stdout, "conn");
+		return 0;
+	case -2:
+		return 2;
+	}
+	return usage_error("conn: unknown command", argv[0]);
 }

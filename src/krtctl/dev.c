@@ -185,17 +185,50 @@ static int dev_set(int argc, char **argv)
 	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "dev set");
 }
 
+/*
+ * save: a device switched off, and with autoenable=N (devices arrive
+ * disabled) one switched on.  An unusable device is never enabled.
+ */
+int dev_save(const struct nlattr **tb, FILE *f, bool autoenable)
+{
+	const char *name = attr_str(tb, KRT_A_DEV_NAME);
+	u32 state = attr_u32(tb, KRT_A_DEV_STATE);
+
+	if (state != KRT_DEV_STATE_DISABLED && (state != KRT_DEV_STATE_USABLE || autoenable))
+		return 0;
+	if (!batch_word_ok(name)) {
+		fprintf(stderr, "krtctl: save: device name \"%s\" %s\n", name,
+			"cannot be written in a batch file");
+		fprintf(f, "# dev set (unwritable name) enabled %s\n",
+			state == KRT_DEV_STATE_USABLE ? "on" : "off");
+		return -1;
+	}
+	fprintf(f, "dev set %s enabled %s\n", name, state == KRT_DEV_STATE_USABLE ? "on" : "off");
+	return 0;
+}
+
+enum { DEV_SHOW, DEV_LIST, DEV_SET, DEV_HELP, DEV_MAX };
+
+static const char *const dev_verbs[DEV_MAX] = {
+	[DEV_SHOW] = "show", [DEV_LIST] = "list", [DEV_SET] = "set", [DEV_HELP] = "help",
+};
+
 int cmd_dev(int argc, char **argv)
 {
 	krtctl.attr_name = dev_attr_name;
-	if (argc < 1 || matches(argv[0], "show") || matches(argv[0], "list"))
-		return dev_show(argc ? argc - 1 : 0, argv + (argc ? 1 : 0));
-	if (matches(argv[0], "set"))
+	if (argc < 1)
+		return dev_show(0, argv);
+	switch (match_word(argv[0], dev_verbs, DEV_MAX, "dev")) {
+	case DEV_SHOW:
+	case DEV_LIST:
+		return dev_show(argc - 1, argv + 1);
+	case DEV_SET:
 		return dev_set(argc - 1, argv + 1);
-	if (matches(argv[0], "help")) {
-		printf("Usage: krtctl dev show [NAME]\n"
-		       "       krtctl dev set NAME enabled { on | off }\n");
+	case DEV_HELP:
+		usage(stdout, "dev");
 		return 0;
+	case -2:
+		return 2;
 	}
 	return usage_error("dev: unknown command", argv[0]);
 }

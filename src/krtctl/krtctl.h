@@ -65,7 +65,9 @@ extern struct krtctl krtctl;
 
 /* argument helpers, iproute2 style */
 bool matches(const char *arg, const char *pattern);
+int match_word(const char *arg, const char *const *words, size_t n, const char *what);
 int usage_error(const char *msg, const char *arg);
+void usage(FILE *f, const char *obj);
 int get_num(const char *s, const char *what, unsigned long max, u32 *val);
 
 /*
@@ -143,12 +145,19 @@ int cmd_peer(int argc, char **argv);
 int cmd_conn(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_xfer(int argc, char **argv);
+int cmd_save(int argc, char **argv);
 void peer_print(const struct nlattr **tb, struct jw *w, const char *key);
 void conn_print(const struct nlattr **tb, struct jw *w, const char *key);
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key);
 const char *name_of(const char *const *tbl, size_t n, u32 v);
 const char *a_addr(const struct nlattr **tb, int type, char *buf, size_t len);
 const char *dev_state_name(u32 state);
-extern struct nl_policy dev_policy, peer_policy, conn_policy;
+extern struct nl_policy dev_policy, peer_policy, conn_policy, listen_policy;
+
+/* save: the batch line of one object, if it is worth one; Return: 0, -1 if it cannot be written */
+int dev_save(const struct nlattr **tb, FILE *f, bool autoenable);
+int listen_save(const struct nlattr **tb, FILE *f);
+int peer_save(const struct nlattr **tb, FILE *f);
+bool batch_word_ok(const char *s);
 
 #endif

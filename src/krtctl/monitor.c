@@ -85,7 +85,7 @@ int cmd_monitor(int argc, char **argv)
 			argc -= 2;
 			argv += 2;
 		} else if (matches(argv[0], "help")) {
-			printf("Usage: krtctl monitor [count N]\n");
+			usage(stdout, "monitor");
 			return 0;
 		} else {
 			return usage_error("monitor: unknown argument", argv[0]);

@@ -74,7 +74,7 @@ static const struct nl_attr_pol listen_pol[KRT_A_LISTEN_MAX + 1] = {
 	[KRT_A_LISTEN_PORT]	= { MNL_TYPE_U16 },
 };
 
-static struct nl_policy listen_policy = { "listen", KRT_A_LISTEN_MAX, listen_pol, 0 };
+struct nl_policy listen_policy = { "listen", KRT_A_LISTEN_MAX, listen_pol, 0 };
 
 static const struct nl_attr_pol peer_pol[KRT_A_PEER_MAX + 1] = {
 	[KRT_A_PEER_NAME]		= { MNL_TYPE_NUL_STRING, KRT_PEER_NAME_MAX },
@@ -169,6 +169,13 @@ static int listen_show_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+enum { LISTEN_SHOW, LISTEN_LIST, LISTEN_HELP, LISTEN_ADD, LISTEN_DEL, LISTEN_MAX };
+
+static const char *const listen_verbs[LISTEN_MAX] = {
+	[LISTEN_SHOW] = "show", [LISTEN_LIST] = "list", [LISTEN_HELP] = "help",
+	[LISTEN_ADD] = "add", [LISTEN_DEL] = "delete",
+};
+
 int cmd_listen(int argc, char **argv)
 {
 	struct nlmsghdr *nlh;
@@ -176,19 +183,24 @@ int cmd_listen(int argc, char **argv)
 	u8 cmd;
 
 	krtctl.attr_name = listen_attr_name;
-	if (argc < 1 || matches(argv[0], "show") || matches(argv[0], "list"))
+	switch (argc < 1 ? LISTEN_SHOW : match_word(argv[0], listen_verbs, LISTEN_MAX, "listen")) {
+	case LISTEN_SHOW:
+	case LISTEN_LIST:
 		return nl_dump(KRT_CMD_LISTEN_GET, listen_show_cb, "listen show", 0, NULL);
-	if (matches(argv[0], "help")) {
-		printf("Usage: krtctl listen { add | del } ADDR [port PORT]\n"
-		       "       krtctl listen show\n");
+	case LISTEN_HELP:
+		usage(stdout, "listen");
 		return 0;
-	}
-	if (matches(argv[0], "add"))
+	case LISTEN_ADD:
 		cmd = KRT_CMD_LISTEN_ADD;
-	else if (matches(argv[0], "delete"))
+		break;
+	case LISTEN_DEL:
 		cmd = KRT_CMD_LISTEN_DEL;
-	else
+		break;
+	case -2:
+		return 2;
+	default:
 		return usage_error("listen: unknown command", argv[0]);
+	}
 	if (argc < 2)
 		return usage_error("listen: missing address", NULL);
 	nlh = nl_msg(&krtctl, cmd, 0);
@@ -202,6 +214,18 @@ int cmd_listen(int argc, char **argv)
 		mnl_attr_put_u16(nlh, KRT_A_LISTEN_PORT, (u16)port);
 	}
 	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "listen");
+}
+
+/* save: "listen add ADDR port P" */
+int listen_save(const struct nlattr **tb, FILE *f)
+{
+	char buf[64];
+
+	if (!tb[KRT_A_LISTEN_ADDR])
+		return 0;
+	fprintf(f, "listen add %s port %u\n", a_addr(tb, KRT_A_LISTEN_ADDR, buf, sizeof(buf)),
+		attr_u16(tb, KRT_A_LISTEN_PORT));
+	return 0;
 }
 
 /* peer */
@@ -416,42 +440,78 @@ static int peer_name_cmd(u8 cmd, const char *what, int argc, char **argv)
 	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), what);
 }
 
-static const char *const peer_usage =
-	"Usage: krtctl peer add NAME addr IP [port P] [conns N] [depth D]\n"
-	"                      [policy rr|min-inflight] [RECOVERY]...\n"
-	"       krtctl peer set NAME { conns N | depth D | policy P | RECOVERY }...\n"
-	"       krtctl peer del NAME\n"
-	"       krtctl peer reconnect NAME\n"
-	"       krtctl peer show [NAME]\n"
-	"where  RECOVERY := { reconnect_ms MS | reconnect_max_ms MS | loss_timeout S |\n"
-	"                     hb_ms MS | hb_misses N }\n";
+/*
+ * save: "peer add" of an outbound peer with every setting the kernel
+ * reports, by the keywords peer_opts() reads; inbound peers are the
+ * remote's to make.
+ */
+int peer_save(const struct nlattr **tb, FILE *f)
+{
+	const char *name = attr_str(tb, KRT_A_PEER_NAME);
+	u32 policy = attr_u32(tb, KRT_A_PEER_POLICY);
+	char abuf[64];
+	size_t i;
+
+	if (attr_u8(tb, KRT_A_PEER_INBOUND) || !tb[KRT_A_PEER_ADDR])
+		return 0;
+	if (!batch_word_ok(name)) {
+		fprintf(stderr, "krtctl: save: peer name \"%s\" %s\n", name,
+			"cannot be written in a batch file");
+		fprintf(f, "# peer add (unwritable name) addr %s\n",
+			a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)));
+		return -1;
+	}
+	fprintf(f, "peer add %s addr %s", name, a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)));
+	for (i = 0; i < ARRAY_SIZE(peer_num_opts); i++) {
+		if (tb[peer_num_opts[i].type])
+			fprintf(f, " %s %llu", peer_num_opts[i].name,
+				(unsigned long long)attr_uint(tb, peer_num_opts[i].type));
+		if (peer_num_opts[i].type == KRT_A_PEER_DEPTH && tb[KRT_A_PEER_POLICY] &&
+		    policy < ARRAY_SIZE(policies) && policies[policy])
+			fprintf(f, " policy %s", policies[policy]);
+	}
+	fprintf(f, "\n");
+	return 0;
+}
+
+enum { PEER_SHOW, PEER_LIST, PEER_HELP, PEER_DEL, PEER_RECONNECT, PEER_ADD, PEER_SET,
+	PEER_MAX };
+
+static const char *const peer_verbs[PEER_MAX] = {
+	[PEER_SHOW] = "show", [PEER_LIST] = "list", [PEER_HELP] = "help",
+	[PEER_DEL] = "delete", [PEER_RECONNECT] = "reconnect", [PEER_ADD] = "add",
+	[PEER_SET] = "set",
+};
 
 int cmd_peer(int argc, char **argv)
 {
 	struct nlmsghdr *nlh;
+	int verb;
 	bool add;
 
 	krtctl.attr_name = peer_attr_name;
-	if (argc < 1 || matches(argv[0], "show") || matches(argv[0], "list"))
+	verb = argc < 1 ? PEER_SHOW : match_word(argv[0], peer_verbs, PEER_MAX, "peer");
+	switch (verb) {
+	case PEER_SHOW:
+	case PEER_LIST:
 		return peer_show(argc ? argc - 1 : 0, argv + (argc ? 1 : 0));
-	if (matches(argv[0], "help")) {
-		fputs(peer_usage, stdout);
+	case PEER_HELP:
+		usage(stdout, "peer");
 		return 0;
+	case -2:
+		return 2;
+	case -1:
+		return usage_error("peer: unknown command", argv[0]);
 	}
 	if (argc < 2)
 		return usage_error("peer: missing peer name after", argv[0]);
 	if (strlen(argv[1]) >= KRT_PEER_NAME_MAX)
 		return usage_error("peer name is too long:", argv[1]);
-	if (matches(argv[0], "delete"))
+	if (verb == PEER_DEL)
 		return peer_name_cmd(KRT_CMD_PEER_DEL, "peer del", argc, argv);
-	if (matches(argv[0], "reconnect"))
+	if (verb == PEER_RECONNECT)
 		return peer_name_cmd(KRT_CMD_PEER_RECONNECT, "peer reconnect", argc, argv);
-	if (matches(argv[0], "add"))
-		add = true;
-	else if (matches(argv[0], "set"))
-		add = false;
-	else
-		return usage_error("peer: unknown command", argv[0]);
+	add = verb == PEER_ADD;
 	nlh = nl_msg(&krtctl, add ? KRT_CMD_PEER_ADD : KRT_CMD_PEER_SET, 0);
 	mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[1]);
 	if (peer_opts(nlh, argc - 2, argv + 2, add))

@@ -318,11 +318,9 @@ static int run_test(int argc, char **argv, bool xfer)
 	int ret;
 
 	krtctl.attr_name = test_attr_name;
-	if (argc < 1 || matches(argv[0], "help")) {
-		printf(xfer ?
-		       "Usage: krtctl xfer NAME op { read | write } [size S] [count N] [depth D]\n"
-		       "                   [threads T] [timeout MS] [nowait] [noretry]\n" :
-		       "Usage: krtctl ping NAME [count N] [size S] [timeout MS] [noretry]\n");
+	/* exactly "help": a prefix of it may be a peer's name */
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		usage(stdout, what);
 		return argc < 1 ? 2 : 0;
 	}
 	if (strlen(argv[0]) >= KRT_PEER_NAME_MAX)
