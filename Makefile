@@ -28,7 +28,7 @@ USER_CFLAGS := -O2 -g -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 USER_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl)
 
 KRTCTL_SRCS := $(wildcard src/krtctl/*.c)
-KRTCTL_HDRS := $(wildcard src/krtctl/*.h) include/uapi/linux/krt.h
+KRTCTL_HDRS := $(wildcard src/krtctl/*.h) include/uapi/linux/krt.h include/uapi/linux/krt_stats.h
 
 VERSION := $(shell sed -n 's/^\#define KRT_VERSION[ \t]*"\(.*\)"/\1/p' src/krt/krt.h)
 PREFIX ?= /usr/local
@@ -44,7 +44,7 @@ MODDIR ?= /lib/modules/$(KVER)/updates
 DKMS_SRC ?= /usr/src/krt-$(VERSION)
 MAN_OUT := .vm/man
 
-.PHONY: all module krtctl selftests-bin clean checkstyle sparse check demo \
+.PHONY: all module krtctl selftests-bin clean checkstyle sparse check demo bench-stats \
 	check-debug install uninstall man dkms-src dkms-install dkms-uninstall print-version install-guard
 
 all: module krtctl selftests-bin
@@ -81,6 +81,10 @@ check-debug:
 demo:
 	scripts/demo
 
+# what counting costs on the data path: a ratio within one guest boot
+bench-stats:
+	scripts/bench-stats
+
 man:
 	scripts/check-man $(MAN_OUT)
 
@@ -95,8 +99,10 @@ install: install-guard all man
 	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' packaging/krt-boot.in > .vm/krt-boot
 	install -D -m 0755 .vm/krt-boot $(DESTDIR)$(SBINDIR)/krt-boot
 	install -D -m 0644 include/uapi/linux/krt.h $(DESTDIR)$(PREFIX)/include/linux/krt.h
+	install -D -m 0644 include/uapi/linux/krt_stats.h $(DESTDIR)$(PREFIX)/include/linux/krt_stats.h
 	install -D -m 0644 include/krt/krt.h $(DESTDIR)$(KRT_SRCDIR)/include/krt/krt.h
 	install -D -m 0644 include/uapi/linux/krt.h $(DESTDIR)$(KRT_SRCDIR)/include/uapi/linux/krt.h
+	install -D -m 0644 include/uapi/linux/krt_stats.h $(DESTDIR)$(KRT_SRCDIR)/include/uapi/linux/krt_stats.h
 	install -D -m 0644 Module.symvers $(DESTDIR)$(KRT_SRCDIR)/$(KVER)/Module.symvers
 	install -D -m 0644 $(MAN_OUT)/krtctl.8 $(DESTDIR)$(MANDIR)/man8/krtctl.8
 	install -D -m 0644 $(MAN_OUT)/krt.4 $(DESTDIR)$(MANDIR)/man4/krt.4
@@ -115,6 +121,8 @@ install: install-guard all man
 uninstall: install-guard
 	rm -f $(DESTDIR)$(MODDIR)/krt.ko $(DESTDIR)$(SBINDIR)/krtctl \
 		$(DESTDIR)$(SBINDIR)/krt-boot $(DESTDIR)$(PREFIX)/include/linux/krt.h \
+		$(DESTDIR)$(PREFIX)/include/linux/krt_stats.h \
+		$(DESTDIR)$(KRT_SRCDIR)/include/uapi/linux/krt_stats.h \
 		$(DESTDIR)$(MANDIR)/man8/krtctl.8 $(DESTDIR)$(MANDIR)/man4/krt.4 \
 		$(DESTDIR)$(COMPLETIONDIR)/krtctl $(DESTDIR)$(SYSTEMDDIR)/krt.service \
 		$(DESTDIR)$(KRT_SRCDIR)/include/krt/krt.h \

@@ -41,19 +41,19 @@ add_show_remove() {
 	[ "$(dev_field krt_dt0 comp_vectors)" -gt 0 ] || fail "no completion vectors"
 
 	# debugfs mirrors netlink
-	[ -d "$KRT_DBG/krt_dt0" ] || fail "no debugfs folder"
-	check_eq "$(cat "$KRT_DBG/krt_dt0/state")" usable "debugfs state"
-	check_eq "$(cat "$KRT_DBG/krt_dt0/frwr")" 1 "debugfs frwr"
-	check_eq "$(cat "$KRT_DBG/krt_dt0/max_qp_wr")" "$(dev_field krt_dt0 max_qp_wr)" "debugfs max_qp_wr"
-	check_eq "$(cat "$KRT_DBG/krt_dt0/max_fast_reg_page_list_len")" \
+	[ -d "$KRT_DBG/devices/krt_dt0" ] || fail "no debugfs folder"
+	check_eq "$(cat "$KRT_DBG/devices/krt_dt0/state")" usable "debugfs state"
+	check_eq "$(cat "$KRT_DBG/devices/krt_dt0/frwr")" 1 "debugfs frwr"
+	check_eq "$(cat "$KRT_DBG/devices/krt_dt0/max_qp_wr")" "$(dev_field krt_dt0 max_qp_wr)" "debugfs max_qp_wr"
+	check_eq "$(cat "$KRT_DBG/devices/krt_dt0/max_fast_reg_page_list_len")" \
 		"$(dev_field krt_dt0 max_fr_pages)" "debugfs max_fast_reg_page_list_len"
-	check_eq "$(cat "$KRT_DBG/krt_dt0/max_inline_data")" "$(dev_field krt_dt0 max_inline)" "debugfs max_inline_data"
-	grep -q "^name: krt_dt0$" "$KRT_DBG/krt_dt0/info" || fail "debugfs info has no name line"
+	check_eq "$(cat "$KRT_DBG/devices/krt_dt0/max_inline_data")" "$(dev_field krt_dt0 max_inline)" "debugfs max_inline_data"
+	grep -q "^name: krt_dt0$" "$KRT_DBG/devices/krt_dt0/info" || fail "debugfs info has no name line"
 	busywait 3000 has_event dev-add krt_dt0 state usable || fail "no dev-add event"
 
 	rxe_del krt_dt0 || { fail "rxe_del"; return 1; }
 	in_dev_show krt_dt0 && fail "krt_dt0 still in dev show"
-	[ -e "$KRT_DBG/krt_dt0" ] && fail "debugfs folder left after removal"
+	[ -e "$KRT_DBG/devices/krt_dt0" ] && fail "debugfs folder left after removal"
 	busywait 3000 has_event dev-del krt_dt0 || fail "no dev-del event"
 	"$KRTCTL" dev show krt_dt0 > /dev/null 2>&1 && fail "dev show of a removed device succeeded"
 	unload_krt
@@ -67,8 +67,8 @@ rename_device() {
 	sed -i 's/^krt_rn0 /krt_rn1 /' "$TMPD/rxe"
 	in_dev_show krt_rn1 || fail "new name not in dev show"
 	in_dev_show krt_rn0 && fail "old name still in dev show"
-	[ -d "$KRT_DBG/krt_rn1" ] || fail "debugfs folder not renamed"
-	[ -e "$KRT_DBG/krt_rn0" ] && fail "old debugfs folder left"
+	[ -d "$KRT_DBG/devices/krt_rn1" ] || fail "debugfs folder not renamed"
+	[ -e "$KRT_DBG/devices/krt_rn0" ] && fail "old debugfs folder left"
 	busywait 3000 has_event dev-change krt_rn1 || fail "no dev-change event"
 	rxe_del krt_rn1
 	unload_krt
@@ -83,7 +83,7 @@ several_devices() {
 	names=$("$KRTCTL" -j dev show |
 		jq -r '[.[].name | select(startswith("krt_sd"))] | join(" ")')
 	check_eq "$names" "krt_sd0 krt_sd1 krt_sd2" "dump lists every device in index order"
-	check_eq "$(ls -d "$KRT_DBG"/krt_sd* | wc -l)" 3 "debugfs folders"
+	check_eq "$(ls -d "$KRT_DBG"/devices/krt_sd* | wc -l)" 3 "debugfs folders"
 	rxe_del krt_sd1
 	names=$("$KRTCTL" dev show | grep -o '^krt_sd[0-9]' | tr '\n' ' ')
 	check_eq "$names" "krt_sd0 krt_sd2 " "after removing the middle one"
@@ -100,7 +100,7 @@ unusable_device() {
 	check_eq "$(dev_field krt_un0 state)" unusable "state of a device without FRWR"
 	dev_field krt_un0 reason | grep -q FRWR || fail "reason does not name FRWR: $(dev_field krt_un0 reason)"
 	"$KRTCTL" dev show krt_un0 | grep -q 'state unusable reason "no FRWR' || fail "plain dev show lacks the reason"
-	check_eq "$(cat "$KRT_DBG/krt_un0/state")" unusable "debugfs state"
+	check_eq "$(cat "$KRT_DBG/devices/krt_un0/state")" unusable "debugfs state"
 	check_eq "$(rdma_res_count pd)" 0 "an unusable device gets no PD"
 	"$KRTCTL" dev set krt_un0 enabled on > "$TMPD/out" 2>&1 && fail "enabling an unusable device succeeded"
 	grep -q "Error: device is unusable" "$TMPD/out" || fail "no extack: $(cat "$TMPD/out")"
@@ -116,7 +116,7 @@ autoenable_off() {
 	"$KRTCTL" dev set krt_ae0 enabled on || fail "dev set enabled on"
 	check_eq "$(dev_field krt_ae0 state)" usable "state after enabling"
 	"$KRTCTL" dev set krt_ae0 enabled off || fail "dev set enabled off"
-	check_eq "$(cat "$KRT_DBG/krt_ae0/state")" disabled "debugfs state after disabling"
+	check_eq "$(cat "$KRT_DBG/devices/krt_ae0/state")" disabled "debugfs state after disabling"
 	rxe_del krt_ae0
 	unload_krt
 }

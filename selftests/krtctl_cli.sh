@@ -308,7 +308,7 @@ help_objects() {
 	local all objs o out cmds
 	all=$("$KRTCTL" help)
 	objs=$(sed -n 's/^where  OBJECT := { \(.*\) }$/\1/p' <<< "$all" | tr -d '|')
-	check_eq "$objs" "dev  listen  peer  conn  monitor  ping  xfer  save  help" "objects of the usage"
+	check_eq "$objs" "dev  listen  peer  conn  stats  top  monitor  ping  xfer  save  help" "objects of the usage"
 	out=$("$KRTCTL" help peer)
 	check_eq "$(head -1 <<< "$out")" "Usage: krtctl [OPTIONS] peer ..." "help peer, first line"
 	grep -q "^  peer add NAME addr IP \[port P\]" <<< "$out" || fail "help peer lacks peer add: $out"
@@ -340,7 +340,10 @@ ambiguous_prefixes() {
 	bad_arg "krtctl: 'p' is ambiguous: peer, ping" -j p s
 	check_eq "$("$KRTCTL" pe help)" "$("$KRTCTL" help peer)" "pe is peer"
 	check_eq "$("$KRTCTL" pi help)" "$("$KRTCTL" help ping)" "pi is ping"
-	check_eq "$("$KRTCTL" s help)" "$("$KRTCTL" help save)" "s is save"
+	bad_arg "krtctl: 's' is ambiguous: stats, save" s
+	check_eq "$("$KRTCTL" sa help)" "$("$KRTCTL" help save)" "sa is save"
+	check_eq "$("$KRTCTL" st help)" "$("$KRTCTL" help stats)" "st is stats"
+	check_eq "$("$KRTCTL" t help)" "$("$KRTCTL" help top)" "t is top"
 	check_eq "$("$KRTCTL" h)" "$("$KRTCTL" help)" "h is help"
 	check_eq "$("$KRTCTL" help x)" "$("$KRTCTL" help xfer)" "help x is help xfer"
 	check_eq "$("$KRTCTL" c h)" "$("$KRTCTL" help conn)" "c h is conn help"
@@ -469,7 +472,7 @@ completion() {
 	bash -n "$KRT_ROOT/packaging/bash-completion/krtctl" || fail "syntax"
 	check_eq "$(bash -c ". '$KRT_ROOT/packaging/bash-completion/krtctl'; complete -p krtctl")" \
 		"complete -F _krtctl krtctl" "complete -p"
-	check_eq "$(comp "")" "conn dev help listen monitor peer ping save xfer" "krtctl "
+	check_eq "$(comp "")" "conn dev help listen monitor peer ping save stats top xfer" "krtctl "
 	check_eq "$(comp p)" "peer ping" "krtctl p"
 	check_eq "$(comp -j pe)" "peer" "krtctl -j pe"
 	check_eq "$(comp peer "")" "add del help reconnect set show" "krtctl peer "
@@ -489,8 +492,8 @@ completion() {
 	check_eq "$(comp xfer x nowait op read "")" "count depth noretry size threads timeout" "xfer after a flag"
 	check_eq "$(comp ping x "")" "count noretry size timeout" "ping NAME "
 	check_eq "$(comp monitor "")" "count" "monitor "
-	check_eq "$(comp help "")" "conn dev help listen monitor peer ping save xfer" "help "
-	check_eq "$(comp -j "")" "conn dev help listen monitor peer ping save xfer" "krtctl -j "
+	check_eq "$(comp help "")" "conn dev help listen monitor peer ping save stats top xfer" "help "
+	check_eq "$(comp -j "")" "conn dev help listen monitor peer ping save stats top xfer" "krtctl -j "
 }
 
 prefix_and_json() {

@@ -29,7 +29,7 @@ cycles_with_device() {
 	rxe_add krt_ml0 || { fail "rxe_add"; return 1; }
 	for i in $(seq "${KRT_LOAD_CYCLES:-20}"); do
 		load_krt || return 1
-		[ -d "$KRT_DBG/krt_ml0" ] || fail "cycle $i: no debugfs folder for krt_ml0"
+		[ -d "$KRT_DBG/devices/krt_ml0" ] || fail "cycle $i: no debugfs folder for krt_ml0"
 		check_eq "$(rdma_res_count pd)" 1 "cycle $i: krt PDs with one device"
 		check_eq "$(rdma_res_count qp)" 0 "cycle $i: krt QPs left by the inline probe"
 		check_eq "$(rdma_res_count cq)" 0 "cycle $i: krt CQs left by the inline probe"

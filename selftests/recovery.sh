@@ -155,7 +155,7 @@ heartbeat() {
 	dt=$((($(date +%s%N) - t0) / 1000000))
 	echo 0 > "$KRT_DBG/fault/silent"
 	diag "silent peer detected in $dt ms (hb_ms 200 x hb_misses 3 = 600 ms, 100 ms ticks)"
-	[ "$dt" -le 2500 ] || fail "detection took $dt ms"
+	[ "$dt" -le $((2500 * KRT_TS)) ] || fail "detection took $dt ms (bound $((2500 * KRT_TS)) ms)"
 	"$KRTCTL" -j conn show peer hb | jq -r '.[0].reason' | grep -q heartbeat ||
 		fail "reason: $("$KRTCTL" -j conn show peer hb | jq -r '.[0].reason')"
 	back_up hb 1 heartbeat
@@ -188,12 +188,12 @@ dropped_messages() {
 # returns by itself
 loss_timeout() {
 	local p1 t0
-	"$KRTCTL" peer set rc loss_timeout 10 || fail "peer set loss_timeout"
+	"$KRTCTL" peer set rc loss_timeout $((10 * KRT_TS)) || fail "peer set loss_timeout"
 	"$KRTCTL" listen del "$A" || fail "listen del"
 	"$KRTCTL" peer reconnect rc
 	busywait 10000 bash -c "[ \$($KRTCTL -j peer show rc | jq '.[0].conns_up') = 0 ]" ||
 		fail "pool still up: $("$KRTCTL" peer show rc)"
-	load lt rc op write size 4k count 200 threads 2 depth 4 timeout 20000; p1=$LOAD_PID
+	load lt rc op write size 4k count 200 threads 2 depth 4 timeout $((20000 * KRT_TS)); p1=$LOAD_PID
 	sleep 1
 	"$KRTCTL" -j peer show rc > "$TMPD/ps"
 	diag "while down: $("$KRTCTL" peer show rc | tr '\n' ' ')"
@@ -207,7 +207,7 @@ loss_timeout() {
 	"$KRTCTL" listen del "$A"
 	"$KRTCTL" peer reconnect rc
 	t0=$SECONDS
-	busywait 15000 bash -c "[ \"\$($KRTCTL -j peer show rc | jq -r '.[0].state')\" = down ]" ||
+	busywait $((15000 * KRT_TS)) bash -c "[ \"\$($KRTCTL -j peer show rc | jq -r '.[0].state')\" = down ]" ||
 		fail "not down: $("$KRTCTL" peer show rc)"
 	diag "down after $((SECONDS - t0)) s (loss_timeout 4 s)"
 	"$KRTCTL" -j ping rc count 3 > "$TMPD/lt2"

@@ -23,7 +23,7 @@ node_device() {
 		load_krt test_service=1 || return 1
 	fi
 	check_eq "$(dev_field rxe0 state)" usable "rxe0 on node$KRT_NODE"
-	[ -d "$KRT_DBG/rxe0" ] || fail "no debugfs folder for rxe0"
+	[ -d "$KRT_DBG/devices/rxe0" ] || fail "no debugfs folder for rxe0"
 	"$KRTCTL" listen add "$KRT_ADDR" || fail "listen add"
 }
 

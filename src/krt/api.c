@@ -279,8 +279,33 @@ static int krt_peer_park(struct krt_peer *peer, struct krt_req *req)
  */
 void krt_req_finish(struct krt_req *req, int status)
 {
+	krt_req_finish_on(req, status, NULL);
+}
+
+/**
+ * krt_req_finish_on() - krt_req_finish() of a request a connection answered
+ * @req: the request
+ * @status: its final status
+ * @conn: the connection that completed it, or NULL
+ *
+ * Counts the completion and its round trip on @conn and the peer.
+ */
+void krt_req_finish_on(struct krt_req *req, int status, struct krt_conn *conn)
+{
 	struct krt_peer *peer = req->krt_peer;
 
+	if (status) {
+		if (conn)
+			krt_stat_inc(conn, KRT_A_STAT_DONE_ERROR);
+		else
+			krt_peer_stat_add(peer, KRT_A_STAT_DONE_ERROR, 1);
+	} else {
+		if (conn)
+			krt_stat_inc(conn, KRT_A_STAT_DONE_OK);
+		else
+			krt_peer_stat_add(peer, KRT_A_STAT_DONE_OK, 1);
+		krt_stats_lat(conn, peer, KRT_HIST_RTT, krt_ns_since(req->krt_start));
+	}
 	req->status = status;
 	req->krt_peer = NULL;
 	req->done(req);
@@ -312,6 +337,7 @@ void krt_peer_resend(struct krt_peer *peer, struct krt_req *req, int status)
 		return;
 	}
 	atomic64_inc(&peer->resent);
+	krt_peer_stat_add(peer, KRT_A_STAT_RESENT, 1);
 	ret = krt_peer_post(peer, req);
 	if (ret == -ENOTCONN || ret == -EBUSY || ret == -EAGAIN)
 		ret = krt_peer_park(peer, req);

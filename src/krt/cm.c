@@ -144,7 +144,7 @@ static struct krt_conn *krt_cm_take_index(struct krt_peer *peer, u32 index,
 		if (c->state == KRT_CONN_ACTIVE && !krt_addr_equal(&c->raddr, src, false))
 			return ERR_PTR(-EADDRINUSE);
 		list_del_init(&c->entry);
-		krt_pool_gen++;
+		krt_pool_changed();
 		return c;
 	}
 	return NULL;
@@ -216,11 +216,11 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	kref_get(&conn->ref);			/* held by the id */
 	id->context = conn;
 	list_add_tail(&conn->entry, &peer->conns);
-	krt_pool_gen++;
+	krt_pool_changed();
 	mutex_unlock(&krt_pool_lock);
 
 	if (old)	/* hands the pool's reference over; no waiting here */
-		queue_work(krt_wq, &old->close_work);
+		queue_work(krt_close_wq, &old->close_work);
 
 	ret = krt_conn_setup_qp(conn, id);
 	if (ret) {
@@ -253,7 +253,7 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 err_unlock:
 	if (old) {
 		list_add_tail(&old->entry, &peer->conns);
-		krt_pool_gen++;
+		krt_pool_changed();
 	}
 	krt_pool_drop_empty_inbound(peer);
 	mutex_unlock(&krt_pool_lock);
@@ -271,7 +271,7 @@ err_reject:
 		conn->cm_id = NULL;
 	listed = !list_empty(&conn->entry);
 	list_del_init(&conn->entry);
-	krt_pool_gen++;
+	krt_pool_changed();
 	/* a closer or a failure may have moved it on already */
 	if (conn->state != KRT_CONN_CLOSING && conn->state != KRT_CONN_ERROR)
 		krt_conn_set_state(conn, KRT_CONN_ERROR, krt_reject_name(reason));
@@ -403,6 +403,9 @@ static void krt_cm_rejected(struct krt_conn *conn, struct rdma_cm_id *id,
 		snprintf(msg, sizeof(msg), "rejected: %s",
 			 rdma_reject_msg(id, ev->status));
 	}
+	/* not krt_stat_inc(): conn->dev may go with a racing release */
+	this_cpu_inc(conn->st.pc->c[KRT_STAT_IDX(KRT_A_STAT_ERR_REJECT)]);
+	krt_peer_stat_add(conn->peer, KRT_A_STAT_ERR_REJECT, 1);
 	mutex_lock(&krt_pool_lock);
 	conn->peer->reject = reason;
 	mutex_unlock(&krt_pool_lock);

@@ -90,6 +90,10 @@ struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound)
 	conn = krt_fault_connect() ? NULL : kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		return NULL;
+	if (krt_stats_init(&conn->st, true, true, GFP_KERNEL)) {
+		kfree(conn);
+		return NULL;
+	}
 	conn->ctx = KRT_CM_CONN;
 	kref_init(&conn->ref);
 	INIT_LIST_HEAD(&conn->entry);
@@ -98,6 +102,7 @@ struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound)
 	INIT_LIST_HEAD(&conn->start_entry);
 	INIT_LIST_HEAD(&conn->dp_entry);
 	INIT_LIST_HEAD(&conn->in_entry);
+	mutex_init(&conn->release_lock);
 	INIT_WORK(&conn->release_work, krt_conn_release_work);
 	INIT_WORK(&conn->close_work, krt_conn_close_work);
 	INIT_WORK(&conn->fatal_work, krt_conn_fatal_work);
@@ -118,12 +123,13 @@ static void krt_conn_free(struct kref *ref)
 {
 	struct krt_conn *conn = container_of(ref, struct krt_conn, ref);
 
-	WARN_ON_ONCE(conn->cm_id || conn->cq || conn->pd || conn->dev);
+	WARN_ON_ONCE(conn->cm_id || conn->cq || conn->pd || conn->dev || conn->qp_id);
 	/* nobody else sees the connection now: no lock (any context) */
 	krt_queue_free(conn->q);
 	conn->q = NULL;
 	krt_mem_uncharge(conn);
 	krt_peer_put(conn->peer);
+	krt_stats_free(&conn->st);
 	kfree(conn);
 }
 
@@ -158,6 +164,12 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	dev = krt_dev_get_by_ibdev(id->device);
 	if (!dev)
 		return -ENODEV;
+	/* the last attempt's QP is gone first (krt_conn_release() orders it) */
+	mutex_lock(&krt_pool_lock);
+	ret = WARN_ON_ONCE(conn->qp_id) ? -EBUSY : 0;
+	mutex_unlock(&krt_pool_lock);
+	if (ret)
+		goto err_put;
 	/*
 	 * A PD of its own: the connection's MRs, whose rkeys it sends to its
 	 * peer, are reachable through its QP only, never through the QP of
@@ -206,9 +218,10 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	mutex_lock(&krt_pool_lock);
 	old = conn->q;
 	conn->q = q;
+	conn->qp_id = id;
 	conn->cq = cq;
 	conn->pd = pd;
-	conn->dev = dev;
+	WRITE_ONCE(conn->dev, dev);	/* read locklessly by krt_stat_add() */
 	conn->qpn = id->qp->qp_num;
 	mutex_unlock(&krt_pool_lock);
 	atomic64_add(conn->mem, &dev->mem_used);
@@ -236,21 +249,34 @@ err_put:
  */
 void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 {
-	struct krt_device *dev;
-	struct ib_cq *cq;
-	struct ib_pd *pd;
+	struct krt_device *dev = NULL;
+	struct ib_cq *cq = NULL;
+	struct ib_pd *pd = NULL;
+	bool mine;
 
+	/*
+	 * Only the resources published with @id's QP: a CQ or PD of another
+	 * attempt is never freed from under its QP.
+	 */
+	mutex_lock(&krt_pool_lock);
+	mine = id && conn->qp_id == id;
+	mutex_unlock(&krt_pool_lock);
 	if (id && id->qp) {
-		krt_queue_destroy(conn);
+		if (!WARN_ONCE(!mine, "krt: %s/%u: QP of an id that is not the connection's\n",
+			       conn->peer->name, conn->index))
+			krt_queue_destroy(conn);
 		rdma_destroy_qp(id);
 	}
 	mutex_lock(&krt_pool_lock);
-	cq = conn->cq;
-	pd = conn->pd;
-	dev = conn->dev;
-	conn->cq = NULL;
-	conn->pd = NULL;
-	conn->dev = NULL;
+	if (mine && conn->qp_id == id) {
+		cq = conn->cq;
+		pd = conn->pd;
+		dev = conn->dev;
+		conn->cq = NULL;
+		conn->pd = NULL;
+		conn->qp_id = NULL;
+		WRITE_ONCE(conn->dev, NULL);
+	}
 	mutex_unlock(&krt_pool_lock);
 	if (cq)
 		ib_free_cq(cq);
@@ -260,7 +286,7 @@ void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	if (dev)
 		atomic64_sub(conn->mem, &dev->mem_used);
 	/* a client queue holds no server request: its memory goes now */
-	if (!conn->inbound)
+	if (mine && !conn->inbound)
 		krt_queue_free(krt_conn_take_queue(conn));
 	if (dev)
 		krt_dev_put(dev);
@@ -296,6 +322,16 @@ void krt_conn_release(struct krt_conn *conn)
 	struct rdma_cm_id *id;
 
 	/*
+	 * ORDER: one release at a time, and a second caller returns only
+	 * once the first finished: the release work schedules the next
+	 * attempt when it returns, which must not start while another
+	 * caller (a device removal, a close) still tears the last one down.
+	 * cm.c's accept failure tears down without it, from the handler of
+	 * an inbound connection's only id, which no releaser holds (taking
+	 * it there, under the handler lock, would invert this order).
+	 */
+	mutex_lock(&conn->release_lock);
+	/*
 	 * Only a failed or closing connection's id: a release queued twice
 	 * must not take the id of the attempt that followed the first one.
 	 */
@@ -306,8 +342,10 @@ void krt_conn_release(struct krt_conn *conn)
 		conn->cm_id = NULL;
 	}
 	mutex_unlock(&krt_pool_lock);
-	if (!id)
+	if (!id) {
+		mutex_unlock(&conn->release_lock);
 		return;
+	}
 
 	/* ORDER: no event is handled after this, then tear down */
 	rdma_lock_handler(id);
@@ -318,6 +356,7 @@ void krt_conn_release(struct krt_conn *conn)
 		rdma_disconnect(id);
 	krt_conn_destroy_qp(conn, id);
 	rdma_destroy_id(id);
+	mutex_unlock(&conn->release_lock);
 	krt_conn_put(conn);		/* the id's reference */
 }
 
@@ -361,8 +400,10 @@ bool krt_conn_set_state(struct krt_conn *conn, enum krt_conn_state state,
 	conn->state = state;
 	conn->state_time = jiffies;
 	if (state == KRT_CONN_ACTIVE) {
-		if (conn->was_up)
+		if (conn->was_up) {
 			conn->reconnects++;
+			krt_stat_inc(conn, KRT_A_STAT_RECONNECTS);
+		}
 		if (conn->was_up && !conn->inbound)
 			peer->reconnects++;
 		conn->was_up = true;
@@ -511,14 +552,14 @@ void krt_conn_fail(struct krt_conn *conn, const char *reason)
 	 */
 	if (conn->inbound && !list_empty(&conn->entry)) {
 		list_del_init(&conn->entry);
-		krt_pool_gen++;
+		krt_pool_changed();
 		close = true;		/* the pool's reference goes to close_work */
 		krt_peer_update_state(peer);
 		krt_pool_drop_empty_inbound(peer);
 	}
 	mutex_unlock(&krt_pool_lock);
 	if (close)
-		queue_work(krt_wq, &conn->close_work);
+		queue_work(krt_close_wq, &conn->close_work);
 	else
 		krt_conn_queue_release(conn);
 }

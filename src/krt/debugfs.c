@@ -7,11 +7,15 @@
  * ``/sys/kernel/debug/krt/`` holds ``version``, ``cm`` (private-data
  * rejects), ``dp`` (data-path counters of all connections, past and
  * present), ``conns`` (each connection's queue: credits, SQ room, waits,
- * counters), one folder per RDMA device with one read-only file per
- * capability (table-driven, one shared fops), and ``fault/`` with knobs
- * that selftests flip to drive error paths.  Not
- * ABI; stable figures are also in netlink.  Entries are created from the
- * ib_client callbacks, never under a lock the I/O path takes.
+ * counters), ``devices/<dev>/`` with one read-only file per capability
+ * (table-driven, one shared fops) and ``stats``, ``peers/<name>/`` with
+ * ``stats``, ``latency`` and ``conns/<index>/{state,queue,stats,latency}``, and
+ * ``fault/`` with knobs that selftests flip to drive error paths.  Every
+ * file is ``key: value`` lines with the keys of netlink and krtctl -j.
+ * Not ABI; stable figures are also in netlink.  Device entries are
+ * created from the ib_client callbacks; peer entries by a work item that
+ * brings ``peers/`` in line with the peer list (each folder holds a
+ * reference on its peer), never under a lock the I/O path takes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -70,6 +74,8 @@ bool krt_fault_drop(void)
 }
 
 static struct dentry *krt_dbg_root;
+static struct dentry *krt_dbg_devices;
+static struct dentry *krt_dbg_peers;
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
@@ -168,8 +174,25 @@ static int krt_dbg_show_info(struct krt_device *dev, struct seq_file *m)
 	return 0;
 }
 
+/* Counters of every connection the device carried. */
+static int krt_dbg_show_dev_stats(struct krt_device *dev, struct seq_file *m)
+{
+	struct krt_stats_snap *sn = kmalloc(sizeof(*sn), GFP_KERNEL);
+
+	if (!sn)
+		return -ENOMEM;
+	mutex_lock(&krt_stats_lock);
+	krt_stats_read(&dev->st, sn);
+	mutex_unlock(&krt_stats_lock);
+	seq_printf(m, "mem_used: %lld\n", atomic64_read(&dev->mem_used));
+	krt_stats_show(m, sn);
+	kfree(sn);
+	return 0;
+}
+
 static const struct krt_dbg_attr krt_dbg_dev_attrs[] = {
 	{ "info",			krt_dbg_show_info },
+	{ "stats",			krt_dbg_show_dev_stats },
 	{ "state",			krt_dbg_show_state },
 	{ "reason",			krt_dbg_show_reason },
 	{ "frwr",			krt_dbg_show_frwr },
@@ -292,6 +315,283 @@ static const struct file_operations krt_dbg_hold_fops = {
 	.llseek	= default_llseek,
 };
 
+/* ---- peers/<name>/ ---- */
+
+static const char * const krt_dbg_conn_states[] = {
+	[KRT_CONN_IDLE]		= "idle",
+	[KRT_CONN_CONNECTING]	= "connecting",
+	[KRT_CONN_ACTIVE]	= "active",
+	[KRT_CONN_CLOSING]	= "closing",
+	[KRT_CONN_ERROR]	= "error",
+	[KRT_CONN_RECONNECTING]	= "reconnecting",
+};
+
+/* Peers that have a folder; krt_dbg_sync_lock. */
+static LIST_HEAD(krt_dbg_peer_list);
+/* Serialises krt_dbg_sync(): protects the peers' dbg_* fields. */
+static DEFINE_MUTEX(krt_dbg_sync_lock);
+
+/*
+ * A peer file's inode holds its show function; the peer is in the inode
+ * of the peer's folder, a connection index (plus one) in its folder's.
+ */
+struct krt_dbg_peer_attr {
+	const char *name;
+	int (*show)(struct krt_peer *peer, struct krt_conn *conn, struct seq_file *m);
+	bool conn;
+};
+
+static int krt_dbg_peer_show(struct seq_file *m, void *v)
+{
+	const struct krt_dbg_peer_attr *attr = m->private;
+	struct dentry *d = m->file->f_path.dentry->d_parent;
+	struct krt_conn *conn, *found = NULL;
+	struct krt_peer *peer;
+	unsigned long index;
+	int ret;
+
+	if (!attr->conn)
+		return attr->show(d_inode(d)->i_private, NULL, m);
+	/* peers/<name>/conns/<index>/<file> */
+	index = (unsigned long)d_inode(d)->i_private - 1;
+	peer = d_inode(d->d_parent->d_parent)->i_private;
+	mutex_lock(&krt_pool_lock);
+	list_for_each_entry(conn, &peer->conns, entry)
+		if (conn->index == index)
+			found = conn;
+	if (found) {
+		ret = attr->show(peer, found, m);
+	} else {
+		seq_puts(m, "state: none\n");
+		ret = 0;
+	}
+	mutex_unlock(&krt_pool_lock);
+	return ret;
+}
+
+static int krt_dbg_peer_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, krt_dbg_peer_show, inode->i_private);
+}
+
+static const struct file_operations krt_dbg_peer_fops = {
+	.owner		= THIS_MODULE,
+	.open		= krt_dbg_peer_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* Counters and gauges of a peer (all its connections) or a connection. */
+static int krt_dbg_show_stats(struct krt_peer *peer, struct krt_conn *conn,
+			      struct seq_file *m)
+{
+	struct krt_stats *st = conn ? &conn->st : &peer->st;
+	struct krt_stats_snap *sn = kmalloc(sizeof(*sn), GFP_KERNEL);
+	unsigned long since;
+
+	if (!sn)
+		return -ENOMEM;
+	mutex_lock(&krt_stats_lock);
+	krt_stats_read(st, sn);
+	since = st->since;
+	mutex_unlock(&krt_stats_lock);
+	seq_printf(m, "age_ms: %llu\n", jiffies64_to_msecs(jiffies - since));
+	krt_stats_show(m, sn);
+	krt_stats_show_lat(m, sn, false);
+	kfree(sn);
+	return 0;
+}
+
+static int krt_dbg_show_peer_stats(struct krt_peer *peer, struct krt_conn *conn,
+				   struct seq_file *m)
+{
+	return krt_dbg_show_stats(peer, NULL, m);
+}
+
+/* Summaries and every non-empty bucket. */
+static int krt_dbg_show_latency(struct krt_peer *peer, struct krt_conn *conn,
+				struct seq_file *m)
+{
+	struct krt_stats *st = conn ? &conn->st : &peer->st;
+	struct krt_stats_snap *sn = kmalloc(sizeof(*sn), GFP_KERNEL);
+
+	if (!sn)
+		return -ENOMEM;
+	mutex_lock(&krt_stats_lock);
+	krt_stats_read(st, sn);
+	mutex_unlock(&krt_stats_lock);
+	krt_stats_show_lat(m, sn, true);
+	kfree(sn);
+	return 0;
+}
+
+/* Caller holds krt_pool_lock. */
+static int krt_dbg_show_conn_state(struct krt_peer *peer, struct krt_conn *conn,
+				   struct seq_file *m)
+{
+	u32 used, mrs = krt_queue_mrs(conn->q, &used);
+
+	seq_printf(m, "state: %s\nindex: %u\ninbound: %d\nqpn: %u\ndepth: %u\n",
+		   conn->state < ARRAY_SIZE(krt_dbg_conn_states) &&
+		   krt_dbg_conn_states[conn->state] ?
+		   krt_dbg_conn_states[conn->state] : "unknown",
+		   conn->index, conn->inbound, conn->qpn, conn->depth);
+	seq_printf(m, "reason: %s\nreconnects: %u\nattempt: %u\nstate_age_ms: %llu\n",
+		   conn->reason[0] ? conn->reason : "-", conn->reconnects,
+		   conn->attempt, jiffies64_to_msecs(jiffies - conn->state_time));
+	seq_printf(m, "mem: %llu\ninflight: %u\ninflight_hwm: %u\n",
+		   conn->mem, krt_queue_inflight(conn->q),
+		   READ_ONCE(conn->st.inflight_hwm));
+	seq_printf(m, "mrs: %u\nmrs_used: %u\nmrs_hwm: %u\n", mrs, used,
+		   READ_ONCE(conn->st.mrs_hwm));
+	return 0;
+}
+
+/* Caller holds krt_pool_lock. */
+static int krt_dbg_show_conn_queue(struct krt_peer *peer, struct krt_conn *conn,
+				   struct seq_file *m)
+{
+	if (conn->q)
+		krt_queue_show(conn->q, m);
+	else
+		seq_puts(m, "role: none\n");
+	return 0;
+}
+
+static const struct krt_dbg_peer_attr krt_dbg_peer_attrs[] = {
+	{ "stats",	krt_dbg_show_peer_stats,	false },
+	{ "latency",	krt_dbg_show_latency,		false },
+};
+
+static const struct krt_dbg_peer_attr krt_dbg_conn_attrs[] = {
+	{ "state",	krt_dbg_show_conn_state,	true },
+	{ "queue",	krt_dbg_show_conn_queue,	true },
+	{ "stats",	krt_dbg_show_stats,		true },
+	{ "latency",	krt_dbg_show_latency,		true },
+};
+
+static void krt_dbg_peer_create(struct krt_peer *peer)
+{
+	struct dentry *dir;
+	size_t i;
+
+	dir = debugfs_create_dir(peer->name, krt_dbg_peers);
+	if (IS_ERR(dir)) {
+		pr_warn("%s: no debugfs folder (%ld)\n", peer->name, PTR_ERR(dir));
+		return;
+	}
+	d_inode(dir)->i_private = peer;
+	for (i = 0; i < ARRAY_SIZE(krt_dbg_peer_attrs); i++)
+		debugfs_create_file(krt_dbg_peer_attrs[i].name, 0444, dir,
+				    (void *)&krt_dbg_peer_attrs[i], &krt_dbg_peer_fops);
+	peer->dbg_conns_dir = debugfs_create_dir("conns", dir);
+	peer->dbg_dir = dir;
+}
+
+/* Make index folders 0..@want-1 exist, and no others. */
+static void krt_dbg_peer_resize(struct krt_peer *peer, u32 want)
+{
+	struct dentry **d;
+	char name[12];
+	size_t j;
+	u32 i;
+
+	if (!peer->dbg_dir || IS_ERR(peer->dbg_conns_dir))
+		return;
+	for (i = want; i < peer->dbg_nr; i++)
+		debugfs_remove_recursive(peer->dbg_conns[i]);
+	if (want <= peer->dbg_nr) {
+		peer->dbg_nr = want;
+		return;
+	}
+	d = krealloc_array(peer->dbg_conns, want, sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return;
+	peer->dbg_conns = d;
+	for (i = peer->dbg_nr; i < want; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		d[i] = debugfs_create_dir(name, peer->dbg_conns_dir);
+		if (IS_ERR(d[i]))
+			break;
+		d_inode(d[i])->i_private = (void *)(unsigned long)(i + 1);
+		for (j = 0; j < ARRAY_SIZE(krt_dbg_conn_attrs); j++)
+			debugfs_create_file(krt_dbg_conn_attrs[j].name, 0444, d[i],
+					    (void *)&krt_dbg_conn_attrs[j],
+					    &krt_dbg_peer_fops);
+	}
+	peer->dbg_nr = i;
+}
+
+/*
+ * Bring peers/ in line with the peer list: folders for new peers (taking
+ * a reference), index folders for the pool's size, and away with the
+ * folders of deleted peers (debugfs waits for their readers; the
+ * reference goes after).
+ */
+static void krt_dbg_sync(void)
+{
+	struct krt_peer *peer, *tmp;
+	struct krt_conn *conn;
+
+	mutex_lock(&krt_dbg_sync_lock);
+	mutex_lock(&krt_pool_lock);
+	list_for_each_entry(peer, &krt_dbg_peer_list, dbg_entry)
+		peer->dbg_listed = false;
+	list_for_each_entry(peer, &krt_peers, entry) {
+		if (list_empty(&peer->dbg_entry)) {
+			kref_get(&peer->ref);	/* the folder's */
+			list_add_tail(&peer->dbg_entry, &krt_dbg_peer_list);
+		}
+		peer->dbg_listed = true;
+		/*
+		 * an inbound pool's size is the remote's claim: only the
+		 * indexes it really connected get a folder
+		 */
+		peer->dbg_want = peer->inbound ? 0 : peer->nr_conns;
+		list_for_each_entry(conn, &peer->conns, entry)
+			peer->dbg_want = max(peer->dbg_want, conn->index + 1);
+	}
+	mutex_unlock(&krt_pool_lock);
+
+	list_for_each_entry_safe(peer, tmp, &krt_dbg_peer_list, dbg_entry) {
+		if (!peer->dbg_listed) {
+			debugfs_remove_recursive(peer->dbg_dir);
+			peer->dbg_dir = NULL;
+			kfree(peer->dbg_conns);
+			peer->dbg_conns = NULL;
+			peer->dbg_nr = 0;
+			list_del_init(&peer->dbg_entry);
+			krt_peer_put(peer);
+			continue;
+		}
+		if (!peer->dbg_dir && !IS_ERR_OR_NULL(krt_dbg_peers))
+			krt_dbg_peer_create(peer);
+		krt_dbg_peer_resize(peer, peer->dbg_want);
+	}
+	mutex_unlock(&krt_dbg_sync_lock);
+}
+
+static void krt_dbg_sync_fn(struct work_struct *work)
+{
+	krt_dbg_sync();
+}
+
+static DECLARE_WORK(krt_dbg_sync_work, krt_dbg_sync_fn);
+/* Module unload: no more syncs scheduled; set under krt_pool_lock */
+static bool krt_dbg_stopping;
+
+/**
+ * krt_debugfs_peers_changed() - a peer or connection came or went
+ *
+ * Schedules the update of ``peers/``.  Any context.
+ */
+void krt_debugfs_peers_changed(void)
+{
+	if (!IS_ERR_OR_NULL(krt_dbg_peers) && !READ_ONCE(krt_dbg_stopping))
+		schedule_work(&krt_dbg_sync_work);
+}
+
 /**
  * krt_debugfs_dev_add() - create a device's folder
  * @dev: the device, not yet visible to readers of its files
@@ -301,9 +601,9 @@ void krt_debugfs_dev_add(struct krt_device *dev)
 	struct dentry *dir;
 	size_t i;
 
-	if (IS_ERR_OR_NULL(krt_dbg_root))
+	if (IS_ERR_OR_NULL(krt_dbg_devices))
 		return;
-	dir = debugfs_create_dir(dev->name, krt_dbg_root);
+	dir = debugfs_create_dir(dev->name, krt_dbg_devices);
 	if (IS_ERR(dir)) {
 		pr_warn("%s: no debugfs folder (%ld)\n", dev->name, PTR_ERR(dir));
 		return;
@@ -338,7 +638,7 @@ void krt_debugfs_dev_rename(struct krt_device *dev, const char *old)
 
 	if (!dev->dbg_dir)
 		return;
-	d = debugfs_rename(krt_dbg_root, dev->dbg_dir, krt_dbg_root, dev->name);
+	d = debugfs_rename(krt_dbg_devices, dev->dbg_dir, krt_dbg_devices, dev->name);
 	if (IS_ERR(d))
 		pr_warn("%s: debugfs folder keeps the name %s\n", dev->name, old);
 }
@@ -355,6 +655,8 @@ void krt_debugfs_init(void)
 	debugfs_create_file("cm", 0444, krt_dbg_root, NULL, &krt_dbg_cm_fops);
 	debugfs_create_file("dp", 0444, krt_dbg_root, NULL, &krt_dbg_dp_fops);
 	debugfs_create_file("conns", 0444, krt_dbg_root, NULL, &krt_dbg_conns_fops);
+	krt_dbg_devices = debugfs_create_dir("devices", krt_dbg_root);
+	krt_dbg_peers = debugfs_create_dir("peers", krt_dbg_root);
 	fault = debugfs_create_dir("fault", krt_dbg_root);
 	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fault_mask_frwr);
 	debugfs_create_u32("cm_req", 0600, fault, &krt_fault_cm_req);
@@ -374,6 +676,18 @@ void krt_debugfs_init(void)
 
 void krt_debugfs_exit(void)
 {
+	/*
+	 * ORDER: after krt_pool_exit(): no peer is listed, the sync drops
+	 * all.  Syncs are scheduled under krt_pool_lock: none after this.
+	 */
+	mutex_lock(&krt_pool_lock);
+	WRITE_ONCE(krt_dbg_stopping, true);
+	mutex_unlock(&krt_pool_lock);
+	cancel_work_sync(&krt_dbg_sync_work);
+	krt_dbg_sync();
+	WARN_ON_ONCE(!list_empty(&krt_dbg_peer_list));
 	debugfs_remove_recursive(krt_dbg_root);
 	krt_dbg_root = NULL;
+	krt_dbg_devices = NULL;
+	krt_dbg_peers = NULL;
 }

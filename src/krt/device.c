@@ -41,6 +41,7 @@ static void krt_dev_release(struct kref *ref)
 	struct krt_device *dev = container_of(ref, struct krt_device, ref);
 
 	WARN_ON_ONCE(dev->pd);
+	krt_stats_free(&dev->st);
 	kfree(dev);
 }
 
@@ -228,6 +229,10 @@ static int krt_ib_add(struct ib_device *ibdev)
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return -ENOMEM;
+	if (krt_stats_init(&dev->st, false, false, GFP_KERNEL)) {
+		kfree(dev);
+		return -ENOMEM;
+	}
 	kref_init(&dev->ref);
 	INIT_LIST_HEAD(&dev->entry);
 	dev->ibdev = ibdev;

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include <linux/socket.h>
 #include <linux/workqueue.h>
+#include <linux/sched/clock.h>
+#include <linux/jump_label.h>
 #include <linux/seq_file.h>
 #include <linux/dma-direction.h>
 #include <net/netlink.h>
@@ -21,6 +23,105 @@
 #include <krt/krt.h>
 
 #define KRT_VERSION	"0.3.0"
+
+/* stats.c: counters and histograms (see the DOC in stats.c) */
+enum krt_hist_kind {
+	KRT_HIST_RTT,			/* client: submission to completion */
+	KRT_HIST_SVC,			/* server: received to reply posted */
+	KRT_HIST_KINDS
+};
+
+#define KRT_HIST_NR		98
+#define KRT_WC_NR		(IB_WC_GENERAL_ERR + 1)
+#define KRT_STAT_IDX(attr)	((attr) - KRT_A_STAT_PAD - 1)
+
+/* One CPU's counters: indexed by KRT_STAT_IDX(), and by ib_wc_status. */
+struct krt_stats_pcpu {
+	u64	c[KRT_STAT_NR];
+	u64	wc[KRT_WC_NR];
+};
+
+struct krt_hist_one {
+	u64	b[KRT_HIST_NR];
+	u64	sum;
+	u64	min;
+	u64	max;
+};
+
+struct krt_hist_pcpu {
+	struct krt_hist_one	h[KRT_HIST_KINDS];
+};
+
+struct krt_hist_atomic {
+	atomic64_t	b[KRT_HIST_NR];
+	atomic64_t	sum;
+	atomic64_t	min;
+	atomic64_t	max;
+};
+
+struct krt_hist_shared {
+	struct krt_hist_atomic	h[KRT_HIST_KINDS];
+};
+
+/* A histogram as read: @count is the sum of the buckets. */
+struct krt_hist_snap {
+	u64	b[KRT_HIST_NR];
+	u64	count;
+	u64	sum;
+	u64	min;
+	u64	max;
+};
+
+struct krt_stats_snap {
+	u64			c[KRT_STAT_NR];
+	u64			wc[KRT_WC_NR];
+	struct krt_hist_snap	h[KRT_HIST_KINDS];
+};
+
+/**
+ * struct krt_stats - statistics of a connection, peer or device
+ * @pc: per-CPU counters, added to without a lock
+ * @hpc: per-CPU histograms (peers), or NULL
+ * @ha: shared atomic histograms (connections), or NULL
+ * @base: the sums at the last reset, subtracted on read, NULL until the
+ *	first reset; krt_stats_lock
+ * @since: jiffies of creation or the last reset; krt_stats_lock
+ * @inflight_hwm: most requests in flight (connections); updated racily
+ *	by the data path, zeroed by a reset
+ * @mrs_hwm: most MRs of its pool in use (connections); as @inflight_hwm
+ */
+struct krt_stats {
+	struct krt_stats_pcpu __percpu	*pc;
+	struct krt_hist_pcpu __percpu	*hpc;
+	struct krt_hist_shared		*ha;
+	struct krt_stats_snap		*base;
+	unsigned long			since;
+	u32				inflight_hwm;
+	u32				mrs_hwm;
+};
+
+extern struct mutex krt_stats_lock;
+/* module parameter stats: off only to measure what counting costs */
+DECLARE_STATIC_KEY_TRUE(krt_stats_on);
+/* One counter of the table: its netlink attribute and its key. */
+struct krt_stat_desc {
+	u32		attr;
+	const char	*key;
+};
+
+extern const struct krt_stat_desc krt_stats_table[KRT_STAT_NR];
+
+int krt_stats_init(struct krt_stats *st, bool hist, bool shared_hist, gfp_t gfp);
+void krt_stats_free(struct krt_stats *st);
+u64 krt_stats_mem(bool hist, bool shared_hist);
+void krt_stats_read(struct krt_stats *st, struct krt_stats_snap *out);
+int krt_stats_prepare(struct krt_stats *st);
+void krt_stats_reset(struct krt_stats *st);
+u64 krt_hist_le(u32 i);
+u64 krt_hist_pct(const struct krt_hist_snap *h, u32 permille);
+void krt_stats_show(struct seq_file *m, const struct krt_stats_snap *s);
+void krt_stats_show_lat(struct seq_file *m, const struct krt_stats_snap *s,
+			bool buckets);
 
 /**
  * struct krt_dev_caps - what krt needs to know of a device's limits
@@ -68,6 +169,7 @@ struct krt_dev_caps {
  * @removed: the device is going away; protected by krt_dev_lock
  * @dbg_dir: debugfs folder; created and removed by the ib_client callbacks
  * @mem_used: bytes accounted to connections on this device (atomic)
+ * @st: counters of its connections, past and present (never reset)
  */
 struct krt_device {
 	struct kref		ref;
@@ -82,6 +184,7 @@ struct krt_device {
 	bool			removed;
 	struct dentry		*dbg_dir;
 	atomic64_t		mem_used;
+	struct krt_stats	st;
 };
 
 /* Objects whose pointer is an rdma_cm_id's context start with this. */
@@ -151,6 +254,9 @@ struct krt_queue;
  *	remote's private data); set before the queue starts
  * @hb_misses: heartbeats missed before the connection is reset
  * @in_entry: inbound: in the list of every inbound connection; krt_in_lock
+ * @st: counters and histograms, across reconnects
+ * @qp_id: the cm id whose QP @q, @cq, @pd and @dev belong to; krt_pool_lock
+ * @release_lock: serialises krt_conn_release() (taken before krt_pool_lock)
  */
 struct krt_conn {
 	enum krt_cm_ctx		ctx;
@@ -189,6 +295,9 @@ struct krt_conn {
 	u32			hb_ms;
 	u32			hb_misses;
 	struct list_head	in_entry;
+	struct krt_stats	st;
+	struct rdma_cm_id	*qp_id;
+	struct mutex		release_lock;	/* krt_conn_release() */
 };
 
 /**
@@ -249,6 +358,15 @@ struct krt_peer_params {
  * @mem: bytes charged for its connections (atomic)
  * @closing: being deleted: no reconnects, pending requests fail; @dp_lock
  * @was_up: a connection was active once; krt_pool_lock
+ * @st: counters and histograms of its connections, past and present
+ * @stats_mem: bytes of @st, charged to the memory budget while it lives
+ * @dbg_dir: its debugfs folder (peers/<name>); krt_dbg_sync_lock
+ * @dbg_conns_dir: its conns/ folder; krt_dbg_sync_lock
+ * @dbg_conns: debugfs folders of its connection indexes; krt_dbg_sync_lock
+ * @dbg_nr: how many of them exist; krt_dbg_sync_lock
+ * @dbg_want: how many should; krt_dbg_sync_lock
+ * @dbg_listed: seen in krt_peers by the last sync; krt_dbg_sync_lock
+ * @dbg_entry: on debugfs.c's list of peers with a folder; krt_dbg_sync_lock
  */
 struct krt_peer {
 	struct kref		ref;
@@ -279,7 +397,64 @@ struct krt_peer {
 	atomic64_t		mem;
 	bool			closing;
 	bool			was_up;
+	struct krt_stats	st;
+	u64			stats_mem;
+	struct dentry		*dbg_dir;
+	struct dentry		*dbg_conns_dir;
+	struct dentry		**dbg_conns;
+	u32			dbg_nr;
+	u32			dbg_want;
+	bool			dbg_listed;
+	struct list_head	dbg_entry;
 };
+
+/*
+ * Add to a connection's counter, and to its peer's and device's.  From
+ * the data path (the connection has a live queue) or under krt_pool_lock:
+ * either keeps @conn->dev from going away.
+ */
+static inline void krt_stat_add(struct krt_conn *conn, u32 attr, u64 n)
+{
+	/* the data path runs between QP setup and krt_queue_destroy(): @dev is stable */
+	struct krt_device *dev = READ_ONCE(conn->dev);
+	u32 i = KRT_STAT_IDX(attr);
+
+	if (!static_branch_likely(&krt_stats_on))
+		return;
+	this_cpu_add(conn->st.pc->c[i], n);
+	this_cpu_add(conn->peer->st.pc->c[i], n);
+	if (dev)
+		this_cpu_add(dev->st.pc->c[i], n);
+}
+
+static inline void krt_stat_inc(struct krt_conn *conn, u32 attr)
+{
+	krt_stat_add(conn, attr, 1);
+}
+
+/* Add to a peer's counter only (events without a connection). */
+static inline void krt_peer_stat_add(struct krt_peer *peer, u32 attr, u64 n)
+{
+	if (static_branch_likely(&krt_stats_on))
+		this_cpu_add(peer->st.pc->c[KRT_STAT_IDX(attr)], n);
+}
+
+void krt_stats_lat(struct krt_conn *conn, struct krt_peer *peer,
+		   enum krt_hist_kind kind, u64 ns);
+
+/*
+ * Nanoseconds since @start, a local_clock() of possibly another CPU:
+ * local_clock() is monotonic per CPU only, so a small negative difference
+ * counts as 0 rather than as 584 years.
+ */
+static inline u64 krt_ns_since(u64 start)
+{
+	s64 d = (s64)(local_clock() - start);
+
+	return d > 0 ? d : 0;
+}
+
+void krt_stats_wc(struct krt_conn *conn, enum ib_wc_status status);
 
 /* pool.c */
 extern struct mutex krt_pool_lock;
@@ -348,6 +523,7 @@ void krt_peer_dp_add(struct krt_conn *conn);
 void krt_peer_dp_del(struct krt_conn *conn);
 void krt_peer_resend(struct krt_peer *peer, struct krt_req *req, int status);
 void krt_req_finish(struct krt_req *req, int status);
+void krt_req_finish_on(struct krt_req *req, int status, struct krt_conn *conn);
 void krt_peer_pending_work(struct work_struct *work);
 void krt_peer_mark_closing(struct krt_peer *peer);
 void krt_peer_shutdown(struct krt_peer *peer);
@@ -438,6 +614,7 @@ void krt_queue_start(struct krt_queue *q);
 void krt_queue_stop(struct krt_queue *q);
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req);
 u32 krt_queue_inflight(struct krt_queue *q);
+u32 krt_queue_mrs(struct krt_queue *q, u32 *used);
 void krt_queue_show(struct krt_queue *q, struct seq_file *m);
 void krt_srv_req_release(struct krt_srv_req *sreq);
 
@@ -522,6 +699,18 @@ void krt_debugfs_exit(void);
 void krt_debugfs_dev_add(struct krt_device *dev);
 void krt_debugfs_dev_del(struct krt_device *dev);
 void krt_debugfs_dev_rename(struct krt_device *dev, const char *old);
+void krt_debugfs_peers_changed(void);
+
+/*
+ * A peer or connection was listed or unlisted: dumps restart, debugfs
+ * follows.  Caller holds krt_pool_lock (debugfs's unload relies on it).
+ */
+static inline void krt_pool_changed(void)
+{
+	lockdep_assert_held(&krt_pool_lock);
+	krt_pool_gen++;
+	krt_debugfs_peers_changed();
+}
 
 /* netlink.c */
 int __init krt_netlink_init(void);
@@ -531,5 +720,6 @@ void krt_nl_peer_event(struct krt_peer *peer, u8 cmd);
 void krt_nl_conn_event(struct krt_conn *conn);
 
 extern struct workqueue_struct *krt_wq;
+extern struct workqueue_struct *krt_close_wq;
 
 #endif /* _KRT_INTERNAL_H */

@@ -118,6 +118,13 @@ static const struct nla_policy krt_conn_reset_policy[KRT_A_CONN_MAX + 1] = {
 	[KRT_A_CONN_INDEX]	= { .type = NLA_U32 },
 };
 
+/* KRT_CMD_STATS_GET and KRT_CMD_STATS_RESET */
+static const struct nla_policy krt_stats_policy[KRT_A_STATS_MAX + 1] = {
+	[KRT_A_STATS_PEER]	= { .type = NLA_NUL_STRING,
+				    .len = KRT_PEER_NAME_MAX - 1 },
+	[KRT_A_STATS_CONN]	= { .type = NLA_U32 },
+};
+
 static struct netlink_range_validation krt_test_count_range = {
 	.min = 1, .max = 1000000,
 };
@@ -758,6 +765,313 @@ out:
 	return skb->len;
 }
 
+/* ---- statistics ---- */
+
+static int krt_nl_put_hist(struct sk_buff *skb, int type,
+			   const struct krt_hist_snap *h, bool buckets)
+{
+	struct nlattr *nest, *bn, *b;
+	u32 i;
+
+	nest = nla_nest_start(skb, type);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, KRT_A_LAT_COUNT, h->count, KRT_A_LAT_PAD) ||
+	    nla_put_u64_64bit(skb, KRT_A_LAT_SUM_NS, h->sum, KRT_A_LAT_PAD))
+		goto cancel;
+	if (h->count &&
+	    (nla_put_u64_64bit(skb, KRT_A_LAT_MIN_NS, h->min, KRT_A_LAT_PAD) ||
+	     nla_put_u64_64bit(skb, KRT_A_LAT_MAX_NS, h->max, KRT_A_LAT_PAD) ||
+	     nla_put_u64_64bit(skb, KRT_A_LAT_AVG_NS, div64_u64(h->sum, h->count),
+			       KRT_A_LAT_PAD) ||
+	     nla_put_u64_64bit(skb, KRT_A_LAT_P50_NS, krt_hist_pct(h, 500), KRT_A_LAT_PAD) ||
+	     nla_put_u64_64bit(skb, KRT_A_LAT_P90_NS, krt_hist_pct(h, 900), KRT_A_LAT_PAD) ||
+	     nla_put_u64_64bit(skb, KRT_A_LAT_P99_NS, krt_hist_pct(h, 990), KRT_A_LAT_PAD) ||
+	     nla_put_u64_64bit(skb, KRT_A_LAT_P999_NS, krt_hist_pct(h, 999), KRT_A_LAT_PAD)))
+		goto cancel;
+	if (buckets && h->count) {
+		bn = nla_nest_start(skb, KRT_A_LAT_BUCKETS);
+		if (!bn)
+			goto cancel;
+		for (i = 0; i < KRT_HIST_NR; i++) {
+			if (!h->b[i])
+				continue;
+			b = nla_nest_start(skb, KRT_A_LAT_BUCKET);
+			if (!b ||
+			    nla_put_u64_64bit(skb, KRT_A_BUCKET_LE_NS, krt_hist_le(i),
+					      KRT_A_BUCKET_PAD) ||
+			    nla_put_u64_64bit(skb, KRT_A_BUCKET_COUNT, h->b[i],
+					      KRT_A_BUCKET_PAD))
+				goto cancel;
+			nla_nest_end(skb, b);
+		}
+		nla_nest_end(skb, bn);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+static int krt_nl_put_snap(struct sk_buff *skb, const struct krt_stats_snap *sn,
+			   bool buckets)
+{
+	struct nlattr *nest, *e;
+	u32 i;
+
+	nest = nla_nest_start(skb, KRT_A_STATS_COUNTERS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < KRT_STAT_NR; i++)
+		if (nla_put_u64_64bit(skb, krt_stats_table[i].attr, sn->c[i],
+				      KRT_A_STAT_PAD))
+			return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	nest = nla_nest_start(skb, KRT_A_STATS_WC);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < KRT_WC_NR; i++) {
+		if (!sn->wc[i])
+			continue;
+		e = nla_nest_start(skb, KRT_A_WC_ENTRY);
+		if (!e || nla_put_u32(skb, KRT_A_WC_STATUS, i) ||
+		    nla_put_string(skb, KRT_A_WC_NAME, ib_wc_status_msg(i)) ||
+		    nla_put_u64_64bit(skb, KRT_A_WC_COUNT, sn->wc[i], KRT_A_WC_PAD))
+			return -EMSGSIZE;
+		nla_nest_end(skb, e);
+	}
+	nla_nest_end(skb, nest);
+	if (krt_nl_put_hist(skb, KRT_A_STATS_LAT_RTT, &sn->h[KRT_HIST_RTT], buckets) ||
+	    krt_nl_put_hist(skb, KRT_A_STATS_LAT_SVC, &sn->h[KRT_HIST_SVC], buckets))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Gauges of one connection.  Caller holds krt_pool_lock. */
+static void krt_nl_conn_gauges(struct krt_conn *conn, u32 *g)
+{
+	u32 used;
+
+	g[0] += krt_queue_inflight(conn->q);
+	g[1] = max(g[1], READ_ONCE(conn->st.inflight_hwm));
+	g[2] += krt_queue_mrs(conn->q, &used);
+	g[3] += used;
+	g[4] = max(g[4], READ_ONCE(conn->st.mrs_hwm));
+}
+
+/*
+ * One peer's statistics, or one connection's (@conn).  A peer's high-water
+ * marks are the largest of its connections'.  Caller holds krt_pool_lock;
+ * takes krt_stats_lock, so that a reset is seen whole or not at all.
+ */
+static int krt_nl_fill_stats(struct sk_buff *skb, struct krt_peer *peer,
+			     struct krt_conn *conn, struct krt_stats_snap *sn,
+			     u32 portid, u32 seq, int flags, bool buckets,
+			     struct netlink_callback *cb)
+{
+	struct krt_stats *st = conn ? &conn->st : &peer->st;
+	struct krt_conn *c;
+	u32 g[5] = {};
+	u64 age;
+	void *hdr;
+
+	lockdep_assert_held(&krt_pool_lock);
+	if (conn)
+		krt_nl_conn_gauges(conn, g);
+	else
+		list_for_each_entry(c, &peer->conns, entry)
+			krt_nl_conn_gauges(c, g);
+	mutex_lock(&krt_stats_lock);
+	krt_stats_read(st, sn);
+	age = krt_nl_age_ms(st->since);
+	mutex_unlock(&krt_stats_lock);
+
+	hdr = genlmsg_put(skb, portid, seq, &krt_genl_family, flags, KRT_CMD_STATS_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (nla_put_string(skb, KRT_A_STATS_PEER, peer->name) ||
+	    (conn && nla_put_u32(skb, KRT_A_STATS_CONN, conn->index)) ||
+	    nla_put_u8(skb, KRT_A_STATS_INBOUND, peer->inbound) ||
+	    nla_put_u64_64bit(skb, KRT_A_STATS_AGE_MS, age, KRT_A_STATS_PAD) ||
+	    nla_put_u32(skb, KRT_A_STATS_INFLIGHT, g[0]) ||
+	    nla_put_u32(skb, KRT_A_STATS_INFLIGHT_HWM, g[1]) ||
+	    nla_put_u32(skb, KRT_A_STATS_MRS, g[2]) ||
+	    nla_put_u32(skb, KRT_A_STATS_MRS_USED, g[3]) ||
+	    nla_put_u32(skb, KRT_A_STATS_MRS_HWM, g[4]) ||
+	    krt_nl_put_snap(skb, sn, buckets)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* A connection of a peer by index.  Caller holds krt_pool_lock. */
+static struct krt_conn *krt_nl_conn_find(struct krt_peer *peer, u32 index)
+{
+	struct krt_conn *conn;
+
+	list_for_each_entry(conn, &peer->conns, entry)
+		if (conn->index == index)
+			return conn;
+	return NULL;
+}
+
+/* Room for one message: counters, two histograms with every bucket. */
+#define KRT_NL_STATS_SIZE	(16 * 1024)
+
+static int krt_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct krt_stats_snap *sn;
+	struct krt_conn *conn = NULL;
+	struct krt_peer *peer;
+	struct sk_buff *msg;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, KRT_A_STATS_PEER))
+		return -EINVAL;
+	sn = kmalloc(sizeof(*sn), GFP_KERNEL);
+	msg = nlmsg_new(KRT_NL_STATS_SIZE, GFP_KERNEL);
+	if (!sn || !msg) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	mutex_lock(&krt_pool_lock);
+	peer = krt_peer_find_locked(nla_data(info->attrs[KRT_A_STATS_PEER]));
+	if (!peer) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KRT_A_STATS_PEER],
+				    "no such peer");
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	if (info->attrs[KRT_A_STATS_CONN]) {
+		conn = krt_nl_conn_find(peer, nla_get_u32(info->attrs[KRT_A_STATS_CONN]));
+		if (!conn) {
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KRT_A_STATS_CONN],
+					    "the peer has no connection with this index");
+			ret = -ENOENT;
+			goto out_unlock;
+		}
+	}
+	ret = krt_nl_fill_stats(msg, peer, conn, sn, info->snd_portid,
+				info->snd_seq, 0, true, NULL);
+out_unlock:
+	mutex_unlock(&krt_pool_lock);
+	if (!ret) {
+		kfree(sn);
+		return genlmsg_reply(msg, info);
+	}
+out_free:
+	nlmsg_free(msg);
+	kfree(sn);
+	return ret;
+}
+
+/* Dump: one message per peer (optionally only KRT_A_STATS_PEER). */
+static int krt_nl_stats_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *filter = info->attrs[KRT_A_STATS_PEER];
+	struct krt_nl_dump_ctx *ctx = (void *)cb->ctx;
+	struct krt_stats_snap *sn;
+	struct krt_peer *peer;
+	long i = 0;
+	int ret;
+
+	sn = kmalloc(sizeof(*sn), GFP_KERNEL);
+	if (!sn)
+		return -ENOMEM;
+	mutex_lock(&krt_pool_lock);
+	krt_nl_dump_seq(cb);
+	if (filter && !ctx->started && !krt_peer_find_locked(nla_data(filter))) {
+		mutex_unlock(&krt_pool_lock);
+		kfree(sn);
+		NL_SET_ERR_MSG_ATTR(cb->extack, filter, "no such peer");
+		return -ENOENT;
+	}
+	ctx->started = true;
+	list_for_each_entry(peer, &krt_peers, entry) {
+		if (i++ < ctx->idx)
+			continue;
+		if (filter && strcmp(peer->name, nla_data(filter)))
+			goto next;
+		ret = krt_nl_fill_stats(skb, peer, NULL, sn, NETLINK_CB(cb->skb).portid,
+					cb->nlh->nlmsg_seq, NLM_F_MULTI, true, cb);
+		/* a message too big for an empty skb goes without buckets */
+		if (ret && !skb->len)
+			ret = krt_nl_fill_stats(skb, peer, NULL, sn,
+						NETLINK_CB(cb->skb).portid,
+						cb->nlh->nlmsg_seq, NLM_F_MULTI, false, cb);
+		if (ret && !skb->len) {
+			mutex_unlock(&krt_pool_lock);
+			kfree(sn);
+			return -EMSGSIZE;
+		}
+		if (ret)
+			break;
+next:
+		ctx->idx = i;
+	}
+	mutex_unlock(&krt_pool_lock);
+	kfree(sn);
+	return skb->len;
+}
+
+static int krt_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *name = info->attrs[KRT_A_STATS_PEER];
+	struct krt_peer *peer, *one = NULL;
+	struct krt_conn *conn;
+	int ret = 0;
+	u32 used;
+
+	if (info->attrs[KRT_A_STATS_CONN]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KRT_A_STATS_CONN],
+				    "a reset is per peer: its connections go with it");
+		return -EINVAL;
+	}
+	mutex_lock(&krt_pool_lock);
+	if (name) {
+		one = krt_peer_find_locked(nla_data(name));
+		if (!one) {
+			mutex_unlock(&krt_pool_lock);
+			NL_SET_ERR_MSG_ATTR(info->extack, name, "no such peer");
+			return -ENOENT;
+		}
+	}
+	/* ORDER: one critical section: readers see all of it or none */
+	mutex_lock(&krt_stats_lock);
+	list_for_each_entry(peer, &krt_peers, entry) {
+		if (one && peer != one)
+			continue;
+		ret = krt_stats_prepare(&peer->st);
+		list_for_each_entry(conn, &peer->conns, entry)
+			ret = ret ?: krt_stats_prepare(&conn->st);
+		if (ret)
+			goto out;
+	}
+	list_for_each_entry(peer, &krt_peers, entry) {
+		if (one && peer != one)
+			continue;
+		krt_stats_reset(&peer->st);
+		list_for_each_entry(conn, &peer->conns, entry) {
+			krt_stats_reset(&conn->st);
+			/* high-water marks start from what is there now */
+			WRITE_ONCE(conn->st.inflight_hwm, krt_queue_inflight(conn->q));
+			WRITE_ONCE(conn->st.mrs_hwm, krt_queue_mrs(conn->q, &used) ? used : 0);
+		}
+	}
+out:
+	mutex_unlock(&krt_stats_lock);
+	mutex_unlock(&krt_pool_lock);
+	if (ret)
+		NL_SET_ERR_MSG(info->extack, "no memory for the reset: nothing reset");
+	return ret;
+}
+
 /*
  * KRT_CMD_TEST: run ping or xfer requests through the test service and
  * answer with the outcome.  Runs for as long as the requests take.
@@ -910,6 +1224,20 @@ static const struct genl_ops krt_genl_ops[] = {
 		.doit		= krt_nl_conn_reset_doit,
 		.policy		= krt_conn_reset_policy,
 		.maxattr	= KRT_A_CONN_MAX,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= KRT_CMD_STATS_GET,
+		.doit		= krt_nl_stats_get_doit,
+		.dumpit		= krt_nl_stats_dumpit,
+		.policy		= krt_stats_policy,
+		.maxattr	= KRT_A_STATS_MAX,
+	},
+	{
+		.cmd		= KRT_CMD_STATS_RESET,
+		.doit		= krt_nl_stats_reset_doit,
+		.policy		= krt_stats_policy,
+		.maxattr	= KRT_A_STATS_MAX,
 		.flags		= GENL_ADMIN_PERM,
 	},
 };

@@ -52,6 +52,12 @@ DEFINE_MUTEX(krt_pool_lock);
 LIST_HEAD(krt_peers);
 LIST_HEAD(krt_listeners);
 struct workqueue_struct *krt_wq;
+/*
+ * Closes, which wait for works on krt_wq (release, reconnect): never on
+ * krt_wq itself, whose rescuer would wait for itself under memory
+ * pressure.
+ */
+struct workqueue_struct *krt_close_wq;
 /* Pool id of the next outbound peer, sent in private data; krt_pool_lock. */
 static u16 krt_pool_next_id;
 /* Set at unload: no new peer or listener; krt_pool_lock. */
@@ -199,7 +205,8 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
 		  512;					/* slot or server request */
 
-	return (u64)depth * per + 4096;
+	/* plus its counters and histograms (stats.c) */
+	return (u64)depth * per + 4096 + krt_stats_mem(true, true);
 }
 
 /**
@@ -281,7 +288,11 @@ bool krt_pool_inbound_room(const struct sockaddr_storage *src, u32 replacing)
 
 static void krt_peer_free(struct kref *ref)
 {
-	kfree(container_of(ref, struct krt_peer, ref));
+	struct krt_peer *peer = container_of(ref, struct krt_peer, ref);
+
+	atomic64_sub(peer->stats_mem, &krt_mem_all);
+	krt_stats_free(&peer->st);
+	kfree(peer);
 }
 
 /**
@@ -389,7 +400,19 @@ static struct krt_peer *krt_peer_alloc(const char *name, u32 depth, u32 policy)
 	peer = krt_fault_connect() ? NULL : kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return NULL;
+	if (krt_stats_init(&peer->st, true, false, GFP_KERNEL)) {
+		kfree(peer);
+		return NULL;
+	}
+	/*
+	 * its statistics count against the budget (connections over it are
+	 * refused); peers themselves are bounded by the administrator
+	 * (outbound) and by the inbound connection limits
+	 */
+	peer->stats_mem = krt_stats_mem(true, false);
+	atomic64_add(peer->stats_mem, &krt_mem_all);
 	kref_init(&peer->ref);
+	INIT_LIST_HEAD(&peer->dbg_entry);
 	INIT_LIST_HEAD(&peer->entry);
 	INIT_LIST_HEAD(&peer->conns);
 	spin_lock_init(&peer->dp_lock);
@@ -428,7 +451,7 @@ static int krt_peer_grow_locked(struct krt_peer *peer, u32 n,
 			return -ENOSPC;
 		}
 		list_add_tail(&conn->entry, &peer->conns);
-		krt_pool_gen++;
+		krt_pool_changed();
 		kref_get(&conn->ref);		/* for @start */
 		list_add_tail(&conn->start_entry, start);
 	}
@@ -449,7 +472,7 @@ static void krt_peer_shrink_locked(struct krt_peer *peer, u32 n,
 		if (conn->index < n)
 			continue;
 		list_del_init(&conn->entry);
-		krt_pool_gen++;
+		krt_pool_changed();
 		list_add_tail(&conn->work_entry, close);
 	}
 	peer->nr_conns = n;
@@ -612,7 +635,7 @@ int krt_peer_add(const char *name, struct sockaddr_storage *addr,
 	if (ret)
 		goto err_undo;
 	list_add_tail(&peer->entry, &krt_peers);
-	krt_pool_gen++;
+	krt_pool_changed();
 	krt_nl_peer_event(peer, KRT_CMD_PEER_STATE_NTF);
 	/* the loss timeout counts from now until a connection is up */
 	mod_delayed_work(krt_wq, &peer->pending_work, p.loss_timeout_s * HZ + 1);
@@ -643,7 +666,7 @@ static void krt_peer_remove(struct krt_peer *peer)
 	mutex_lock(&krt_pool_lock);
 	listed = !list_empty(&peer->entry);
 	list_del_init(&peer->entry);
-	krt_pool_gen++;
+	krt_pool_changed();
 	krt_peer_shrink_locked(peer, 0, &close);
 	mutex_unlock(&krt_pool_lock);
 	/* ORDER: requests stop being re-sent, then the connections go */
@@ -665,7 +688,7 @@ void krt_pool_drop_empty_inbound(struct krt_peer *peer)
 	if (!peer->inbound || !list_empty(&peer->conns) || list_empty(&peer->entry))
 		return;
 	list_del_init(&peer->entry);
-	krt_pool_gen++;
+	krt_pool_changed();
 	krt_nl_peer_event(peer, KRT_CMD_PEER_DEL_NTF);
 	krt_peer_put(peer);
 }
@@ -1005,7 +1028,7 @@ struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
 	peer->pool_id = pool_id;
 	peer->down_since = 0;
 	list_add_tail(&peer->entry, &krt_peers);
-	krt_pool_gen++;
+	krt_pool_changed();
 found:
 	peer->nr_conns = nr_conns;
 	return peer;
@@ -1198,6 +1221,7 @@ static void krt_pool_dev_close_conns(struct krt_device *dev)
 		krt_conn_put(conn);
 	}
 	/* unlisted connections still closing in the background hold QPs too */
+	flush_workqueue(krt_close_wq);
 	flush_workqueue(krt_wq);
 }
 
@@ -1210,7 +1234,14 @@ int krt_pool_init(void)
 	if (!krt_node_id)
 		krt_node_id = get_random_u64() ?: 1;
 	krt_wq = alloc_workqueue("krt", WQ_MEM_RECLAIM, 0);
-	return krt_wq ? 0 : -ENOMEM;
+	if (!krt_wq)
+		return -ENOMEM;
+	krt_close_wq = alloc_workqueue("krt_close", WQ_MEM_RECLAIM, 0);
+	if (!krt_close_wq) {
+		destroy_workqueue(krt_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Close every peer and listener: before the ib_client goes. */
@@ -1247,11 +1278,13 @@ void krt_pool_exit(void)
 		krt_peer_remove(peer);
 		krt_peer_put(peer);
 	}
-	/* ORDER: closes handed to the workqueue finish before devices go */
+	/* ORDER: closes handed to the workqueues finish before devices go */
+	flush_workqueue(krt_close_wq);
 	flush_workqueue(krt_wq);
 }
 
 void krt_pool_destroy_wq(void)
 {
+	destroy_workqueue(krt_close_wq);
 	destroy_workqueue(krt_wq);
 }

@@ -152,6 +152,7 @@ struct krt_rbuf {
 	u64			dma;
 	struct list_head	entry;		/* q->deferred; q->lock */
 	u32			bytes;
+	u64			t_recv;		/* local_clock() at arrival */
 };
 
 struct krt_slot {
@@ -196,6 +197,7 @@ struct krt_sreq {
 	s32			status;
 	u32			rep_len;
 	int			data_status;
+	u64			t_recv;		/* local_clock() at receive */
 	struct ib_mr		*mr;		/* registered by krt_srv_data() */
 	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
 	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
@@ -255,6 +257,7 @@ struct krt_sreq {
  * @hb_ms: heartbeat interval (client) or the client's (server)
  * @hb_misses: intervals without a message before a reset
  * @in_timer: the timer runs the data path (no completion there); q->lock
+ * @mrs_used: MRs taken from the QP's pool; q->lock
  */
 struct krt_queue {
 	struct krt_conn		*conn;
@@ -297,6 +300,7 @@ struct krt_queue {
 	unsigned long		last_rx;
 	u32			hb_ms;
 	u32			hb_misses;
+	u32			mrs_used;
 };
 
 static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
@@ -356,6 +360,7 @@ static void krt_q_malformed(struct krt_queue *q, const char *why)
 	q->stats.malformed++;
 	spin_unlock_bh(&q->lock);
 	atomic64_inc(&krt_dp_stats.malformed);
+	krt_stat_inc(q->conn, KRT_A_STAT_ERR_MALFORMED);
 	pr_warn_ratelimited("%s/%u: malformed message from the peer: %s\n",
 			    q->conn->peer->name, q->conn->index, why);
 	krt_q_reset(q, "malformed message from the peer");
@@ -370,6 +375,7 @@ static bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *w
 		atomic64_inc(&krt_dp_stats.wc_errors);
 		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
 			atomic64_inc(&krt_dp_stats.rnr_errors);
+		krt_stats_wc(q->conn, wc->status);
 		spin_lock_bh(&q->lock);
 		q->stats.wc_errors++;
 		spin_unlock_bh(&q->lock);
@@ -462,6 +468,43 @@ static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe
 			  "krt: inline SEND without the buffer's virtual address\n");
 }
 
+/* A request went on the wire: count it by kind.  q->lock held. */
+static void krt_q_count_req(struct krt_queue *q, const struct krt_req *req, bool hb)
+{
+	struct krt_conn *conn = q->conn;
+
+	if (hb) {
+		krt_stat_inc(conn, KRT_A_STAT_HEARTBEATS);
+		return;
+	}
+	krt_stat_add(conn, KRT_A_STAT_MSG_BYTES_OUT, req->msg_len);
+	if (req->dir == KRT_DATA_READ) {
+		krt_stat_inc(conn, KRT_A_STAT_REQS_READ);
+		krt_stat_add(conn, KRT_A_STAT_DATA_BYTES_READ, req->data_len);
+	} else if (req->dir == KRT_DATA_WRITE) {
+		krt_stat_inc(conn, KRT_A_STAT_REQS_WRITE);
+		krt_stat_add(conn, KRT_A_STAT_DATA_BYTES_WRITTEN, req->data_len);
+	} else {
+		krt_stat_inc(conn, KRT_A_STAT_REQS_SEND);
+	}
+}
+
+/* MRs from the QP's pool, counted for the statistics.  q->lock held. */
+static struct ib_mr *krt_q_mr_get(struct krt_queue *q)
+{
+	struct ib_mr *mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+
+	if (mr && ++q->mrs_used > READ_ONCE(q->conn->st.mrs_hwm))
+		WRITE_ONCE(q->conn->st.mrs_hwm, q->mrs_used);
+	return mr;
+}
+
+static void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr)
+{
+	q->mrs_used--;
+	ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, mr);
+}
+
 /* ---- client side ---- */
 
 static void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
@@ -500,7 +543,7 @@ static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
 	struct krt_req *req = s->req;
 
 	if (s->mr) {
-		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+		krt_q_mr_put(q, s->mr);
 		s->mr = NULL;
 	}
 	if (req)
@@ -537,7 +580,7 @@ static void krt_q_complete(struct krt_queue *q, struct list_head *done)
 			continue;
 		}
 		atomic_dec(&q->inflight);
-		krt_req_finish(req, req->status);
+		krt_req_finish_on(req, req->status, q->conn);
 		krt_conn_put(q->conn);		/* the request's */
 	}
 }
@@ -583,6 +626,7 @@ static void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&q->lock);
 	q->sq_avail++;
 	q->stats.local_inv++;
+	krt_stat_inc(q->conn, KRT_A_STAT_LOCAL_INV);
 	s->pending &= ~KRT_P_INV;
 	if (!s->pending)
 		krt_slot_finish_locked(q, s, &done);
@@ -630,7 +674,7 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	q->sq_avail -= data ? KRT_WR_REQ : 1;
 	q->credits--;
 	if (data) {
-		s->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+		s->mr = krt_q_mr_get(q);
 		ret = !s->mr ? -EBUSY : krt_slot_map_locked(q, s, req);
 		if (!ret)
 			ret = krt_frwr_reg(s->mr, s->sg, req->krt_nents, &reg,
@@ -638,8 +682,9 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 					   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
 					   IB_ACCESS_REMOTE_READ);
 		if (ret) {
+			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
 			if (s->mr)
-				ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+				krt_q_mr_put(q, s->mr);
 			s->mr = NULL;
 			krt_slot_unmap_locked(q, s);
 			q->sq_avail += KRT_WR_REQ;
@@ -685,6 +730,7 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		s->pending = KRT_P_REPLY;
 		return -ECONNRESET;
 	}
+	krt_q_count_req(q, req, hb);
 	return 0;
 }
 
@@ -694,10 +740,12 @@ static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
 		return false;
 	if (!q->credits) {
 		q->stats.credit_waits++;
+		krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
 		return false;
 	}
 	if (q->sq_avail < (req->dir != KRT_DATA_NONE ? KRT_WR_REQ : 1)) {
 		q->stats.sq_waits++;
+		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
 		return false;
 	}
 	return true;
@@ -752,6 +800,7 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 	struct ib_send_wr wr;
 	struct ib_sge sge;
 	u32 len = sizeof(struct krt_msg_hdr) + r->rep_len;
+	int ret;
 
 	krt_q_fill_hdr(q, r->va, KRT_OP_REP, 0, len, r->pub.service, r->tag,
 		       r->status, r->pub.req_id);
@@ -767,7 +816,13 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 	if (r->pub.service != KRT_SERVICE_HB)
 		q->stats.srv_reps++;
 	r->state = KRT_SREQ_REPLY;
-	return ib_post_send(q->qp, &wr, NULL);
+	ret = ib_post_send(q->qp, &wr, NULL);
+	if (!ret && r->pub.service != KRT_SERVICE_HB) {
+		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_OUT, r->rep_len);
+		krt_stats_lat(q->conn, q->conn->peer, KRT_HIST_SVC,
+			      krt_ns_since(r->t_recv));
+	}
+	return ret;
 }
 
 static void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -806,7 +861,7 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&q->lock);
 	q->sq_avail += KRT_WR_DATA;
 	if (wc->status == IB_WC_SUCCESS) {
-		ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
+		krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
 	}
 	r->state = KRT_SREQ_SERVICE;
@@ -828,6 +883,7 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 	struct ib_rdma_wr rdma = {};
 	struct ib_send_wr inv;
 	struct ib_sge sge;
+	int ret;
 
 	r->reg.wr.wr_cqe = &r->data_cqe;
 	r->reg.wr.next = &rdma.wr;
@@ -847,7 +903,12 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 	q->sq_avail -= KRT_WR_DATA;
 	r->state = KRT_SREQ_DATA;
 	r->data_status = 0;
-	return ib_post_send(q->qp, &r->reg.wr, NULL);
+	ret = ib_post_send(q->qp, &r->reg.wr, NULL);
+	if (!ret)
+		krt_stat_add(q->conn, r->pub.dir == KRT_DATA_READ ?
+			     KRT_A_STAT_SRV_DATA_BYTES_READ :
+			     KRT_A_STAT_SRV_DATA_BYTES_WRITTEN, r->pub.data_len);
+	return ret;
 }
 
 /*
@@ -968,6 +1029,7 @@ static void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 {
 	struct krt_sreq *r = NULL;
 
+	rb->t_recv = local_clock();	/* service time includes waiting here */
 	spin_lock_bh(&q->lock);
 	if (list_empty(&q->deferred))
 		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
@@ -977,6 +1039,7 @@ static void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		rb->bytes = bytes;
 		list_add_tail(&rb->entry, &q->deferred);
 		q->stats.deferred++;
+		krt_stat_inc(q->conn, KRT_A_STAT_SRV_DEFERRED);
 	}
 	spin_unlock_bh(&q->lock);
 	if (r)
@@ -1008,7 +1071,14 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 	r->state = KRT_SREQ_SERVICE;
 	r->mr = NULL;
 	r->sgl = NULL;
+	r->t_recv = rb->t_recv;
 	kref_get(&q->conn->ref);	/* the server request's */
+	if (r->pub.service != KRT_SERVICE_HB) {
+		krt_stat_inc(q->conn, r->pub.dir == KRT_DATA_READ ? KRT_A_STAT_SRV_REQS_READ :
+			     r->pub.dir == KRT_DATA_WRITE ? KRT_A_STAT_SRV_REQS_WRITE :
+			     KRT_A_STAT_SRV_REQS_SEND);
+		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_IN, r->pub.msg_len);
+	}
 
 	/* ORDER: copied out, so the buffer may take the next message */
 	if (krt_q_post_recv(q, rb)) {
@@ -1068,9 +1138,12 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 	s->pending &= ~KRT_P_REPLY;
 	q->stats.reps_recv++;
 	req = s->req;
+	if (req != &q->hb_req)
+		krt_stat_add(q->conn, KRT_A_STAT_MSG_BYTES_IN, plen);
 	if (s->state == KRT_SLOT_ZOMBIE) {
 		late = true;
 		q->stats.late_replies++;
+		krt_stat_inc(q->conn, KRT_A_STAT_LATE_REPLIES);
 	} else if (req == &q->hb_req) {
 		req->status = 0;
 	} else {
@@ -1082,6 +1155,7 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 	}
 	if (s->mr && (wc->wc_flags & IB_WC_WITH_INVALIDATE)) {
 		q->stats.remote_inv++;
+		krt_stat_inc(q->conn, KRT_A_STAT_REMOTE_INV);
 		if (s->inv_left) {
 			q->sq_avail++;
 			s->inv_left = false;
@@ -1216,6 +1290,7 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 		bound = max_t(unsigned long, 2 * hb * q->hb_misses, HZ);
 		if (idle > bound) {
 			q->stats.hb_timeouts++;
+			krt_stat_inc(q->conn, KRT_A_STAT_HB_TIMEOUTS);
 			return "heartbeat: nothing from the client";
 		}
 		list_for_each_entry(r, &q->swait, entry)
@@ -1227,6 +1302,7 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 		return NULL;
 	if (idle >= hb * q->hb_misses) {
 		q->stats.hb_timeouts++;
+		krt_stat_inc(q->conn, KRT_A_STAT_HB_TIMEOUTS);
 		return "heartbeat: no answer from the peer";
 	}
 	if (idle < hb || q->hb_busy || !q->credits || !q->sq_avail)
@@ -1285,6 +1361,8 @@ static void krt_q_timer(struct timer_list *t)
 			why = "most requests unanswered";
 	}
 	q->stats.timeouts += n;
+	if (n)
+		krt_stat_add(q->conn, KRT_A_STAT_ERR_TIMEOUT, n);
 	why = krt_q_liveness_locked(q) ?: why;
 	spin_unlock_bh(&q->lock);
 	if (n)
@@ -1555,6 +1633,7 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 {
 	LIST_HEAD(done);
 	int ret = 0;
+	u32 n;
 
 	spin_lock_bh(&q->lock);
 	if (!q->ready) {
@@ -1566,7 +1645,9 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 		ret = -EMSGSIZE;
 		goto out_unlock;
 	}
-	atomic_inc(&q->inflight);
+	n = atomic_inc_return(&q->inflight);
+	if (n > READ_ONCE(q->conn->st.inflight_hwm))
+		WRITE_ONCE(q->conn->st.inflight_hwm, n);
 	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
@@ -1583,6 +1664,7 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	}
 	if (q->nr_waiting >= READ_ONCE(krt_backlog)) {
 		atomic64_inc(&krt_dp_stats.backlog_full);
+		krt_stat_inc(q->conn, KRT_A_STAT_BACKLOG_FULL);
 		ret = -EBUSY;
 		goto out_undo;
 	}
@@ -1609,6 +1691,19 @@ u32 krt_queue_inflight(struct krt_queue *q)
 	return q ? atomic_read(&q->inflight) : 0;
 }
 
+/**
+ * krt_queue_mrs() - MRs of a queue's pool, and how many are in use
+ * @q: the queue, or NULL
+ * @used: set to the MRs taken now
+ *
+ * Return: the pool's size.  Caller holds krt_pool_lock (the queue stays).
+ */
+u32 krt_queue_mrs(struct krt_queue *q, u32 *used)
+{
+	*used = q ? READ_ONCE(q->mrs_used) : 0;
+	return q && !READ_ONCE(q->unmapped) ? q->depth : 0;
+}
+
 /*
  * The requests of a failed queue: the heartbeat ends, the others go back
  * to their peer to be re-sent or failed.  Without q->lock.
@@ -1623,7 +1718,7 @@ static void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
 		if (req != &q->hb_req) {
 			atomic_dec(&q->inflight);
 			if (!req->status)	/* answered: only its MR was left */
-				krt_req_finish(req, 0);
+				krt_req_finish_on(req, 0, q->conn);
 			else
 				krt_peer_resend(req->krt_peer, req, req->status);
 		}
@@ -1669,7 +1764,7 @@ void krt_queue_destroy(struct krt_conn *conn)
 		struct krt_slot *s = &q->slots[i];
 
 		if (s->mr) {
-			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, s->mr);
+			krt_q_mr_put(q, s->mr);
 			s->mr = NULL;
 		}
 		if (s->req)
@@ -1694,7 +1789,7 @@ void krt_queue_destroy(struct krt_conn *conn)
 	}
 	for (i = 0; q->sreqs && i < q->depth; i++)
 		if (q->sreqs[i].mr) {
-			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, q->sreqs[i].mr);
+			krt_q_mr_put(q, q->sreqs[i].mr);
 			q->sreqs[i].mr = NULL;
 		}
 	spin_unlock_bh(&q->lock);
@@ -1795,6 +1890,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	krt_frwr_sg_fill(sgl, bvec, nr_bvec);
 	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
 	if (ret < 0) {
+		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
 		spin_unlock_bh(&q->lock);
 		return ret;
 	}
@@ -1804,12 +1900,13 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	 * later.  A server request holds at most one of depth MRs.
 	 */
 	r->nents = ret;
-	r->mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
+	r->mr = krt_q_mr_get(q);
 	ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
 				   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
 	if (ret) {
+		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
 		if (r->mr)
-			ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, r->mr);
+			krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
 		ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
 		spin_unlock_bh(&q->lock);
@@ -1828,6 +1925,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		}
 	} else {
 		q->stats.sq_waits++;
+		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
 		r->state = KRT_SREQ_DATA_WAIT;
 		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);
@@ -1882,6 +1980,8 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 		}
 	} else {
 		q->stats.credit_waits += !q->credits;
+		if (!q->credits)
+			krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
 		r->state = KRT_SREQ_REPLY_WAIT;
 		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);

@@ -43,11 +43,19 @@ typedef __u64 u64;
 static_assert(KRT_A_DEV_MAX <= KRT_A_ANY_MAX && KRT_A_PEER_MAX <= KRT_A_ANY_MAX &&
 	      KRT_A_CONN_MAX <= KRT_A_ANY_MAX && KRT_A_TEST_MAX <= KRT_A_ANY_MAX,
 	      "a krt attribute set outgrew krtctl's tables");
+static_assert(KRT_A_STATS_MAX <= KRT_A_ANY_MAX && KRT_A_STAT_MAX <= KRT_A_ANY_MAX &&
+	      KRT_A_LAT_MAX <= KRT_A_ANY_MAX && KRT_A_BUCKET_MAX <= KRT_A_ANY_MAX &&
+	      KRT_A_WC_MAX <= KRT_A_ANY_MAX,
+	      "a krt statistics attribute set outgrew krtctl's tables");
+/* struct stats keeps bit masks of what the kernel sent */
+static_assert(KRT_A_STATS_MAX < 32 && KRT_A_LAT_MAX < 32 && KRT_STAT_NR <= 64,
+	      "a krt statistics attribute set outgrew struct stats");
 
 struct krtctl {
 	bool json;
 	bool pretty;
 	bool force;		/* batch: go on after an error */
+	bool stats;		/* -s: peer show adds the peers' counters */
 	struct mnl_socket *nl;
 	u16 family;
 	u32 events_group;
@@ -137,6 +145,66 @@ void jw_bool(struct jw *w, const char *key, bool val);
 void jw_hex64(struct jw *w, const char *key, unsigned long long val);
 void jw_done(struct jw *w);
 
+/*
+ * stats.c: what KRT_CMD_STATS_GET says of a peer or a connection, copied
+ * out of the answer (its buffer is reused).  Absent attributes (an older
+ * kernel) are 0 and have no bit in the masks.
+ */
+#define STATS_WC_NAME_MAX	64
+
+/* counter i of <linux/krt_stats.h> by its suffix: stats.ctr[STAT_IDX(RESENT)] */
+#define STAT_IDX(n)		(KRT_A_STAT_##n - KRT_A_STAT_PAD - 1)
+
+struct stats_bucket {
+	u64 le_ns;
+	u64 count;
+};
+
+/* a latency histogram: KRT_A_STATS_LAT_RTT or KRT_A_STATS_LAT_SVC */
+struct stats_lat {
+	u32 have;			/* bit per KRT_A_LAT_* attribute sent */
+	u64 v[KRT_A_LAT_MAX + 1];	/* the u64 attributes, by type */
+	struct stats_bucket *b;		/* the non-empty buckets, by le_ns */
+	u32 nr_b;
+};
+
+struct stats_wc {
+	u32 status;			/* enum ib_wc_status */
+	u64 count;
+	char name[STATS_WC_NAME_MAX];
+};
+
+struct stats {
+	char peer[KRT_PEER_NAME_MAX];
+	u32 conn;			/* with KRT_A_STATS_CONN in @have */
+	u32 have;			/* bit per KRT_A_STATS_* attribute sent */
+	bool inbound;
+	u64 age_ms;
+	u64 have_ctr;			/* bit i: counter i sent */
+	u64 ctr[KRT_STAT_NR];		/* counter i: KRT_A_STAT_PAD + 1 + i */
+	u32 gauge[KRT_A_STATS_MAX + 1];	/* the u32 attributes, by type */
+	struct stats_wc *wc;		/* failed completions by status */
+	u32 nr_wc;
+	struct stats_lat rtt, svc;
+};
+
+#define STATS_HAS(s, type)	(((s)->have >> (type)) & 1)
+
+/* the answers of one request, in the kernel's order */
+struct stats_set {
+	struct stats *s;
+	size_t n, cap;
+};
+
+int stats_get(struct stats_set *set, const char *peer, const u32 *conn, bool dump);
+void stats_free(struct stats *s);
+void stats_set_free(struct stats_set *set);
+const struct stats *stats_find(const struct stats_set *set, const char *peer);
+void stats_summary_print(const struct stats *s, struct jw *w);
+int stats_report(int ret, const char *what);
+int genl_cmd_of(const struct nlmsghdr *nlh);
+const char *fmt_ns(char *buf, size_t len, u64 ns);
+
 /* objects */
 int cmd_dev(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
@@ -146,6 +214,8 @@ int cmd_conn(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_xfer(int argc, char **argv);
 int cmd_save(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 void peer_print(const struct nlattr **tb, struct jw *w, const char *key);
 void conn_print(const struct nlattr **tb, struct jw *w, const char *key);
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key);

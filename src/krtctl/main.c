@@ -93,10 +93,16 @@ static const struct {
 	{ "peer", "peer del NAME" },
 	{ "peer", "peer reconnect NAME             recycle every connection of a peer" },
 	{ "peer", "peer show [NAME]                peers: state, connections up/total, recovery" },
+	{ "peer", "                                (-s: and their main counters)" },
 	{ "conn", "conn show [peer NAME [index N] | NAME/INDEX]" },
 	{ "conn", "                                connections: state, addresses, QP number" },
 	{ "conn", "conn reset { NAME INDEX | NAME/INDEX }" },
 	{ "conn", "                                force one connection into error" },
+	{ "stats", "stats show [peer NAME [conn INDEX] | conn NAME/INDEX]" },
+	{ "stats", "                                counters, gauges, failed WCs, latency" },
+	{ "stats", "stats reset [peer NAME]         zero one peer's statistics, or every peer's" },
+	{ "top", "top [interval S] [count N] [peer NAME]" },
+	{ "top", "                                request rates, throughput, p99 per interval" },
 	{ "monitor", "monitor [count N]               print krt events as they happen" },
 	{ "ping", "ping NAME [count N] [size S] [timeout MS] [noretry]" },
 	{ "ping", "                                echo round trips through the peer's test" },
@@ -118,6 +124,10 @@ static const char *const examples[] = {
 	"krtctl peer set store2 reconnect_ms 50 loss_timeout 10",
 	"krtctl conn show store2/1",
 	"krtctl conn reset store2/1",
+	"krtctl -s peer show store2",
+	"krtctl stats show conn store2/1",
+	"krtctl stats reset peer store2",
+	"krtctl top interval 0.5 count 20",
 	"krtctl -j monitor",
 	"krtctl ping store2 count 100 size 512",
 	"krtctl xfer store2 op read size 1M count 50 depth 8 threads 4",
@@ -125,13 +135,14 @@ static const char *const examples[] = {
 };
 
 /* the objects, in the order of the usage */
-enum { OBJ_DEV, OBJ_LISTEN, OBJ_PEER, OBJ_CONN, OBJ_MONITOR, OBJ_PING, OBJ_XFER,
-	OBJ_SAVE, OBJ_HELP, OBJ_MAX };
+enum { OBJ_DEV, OBJ_LISTEN, OBJ_PEER, OBJ_CONN, OBJ_STATS, OBJ_TOP, OBJ_MONITOR,
+	OBJ_PING, OBJ_XFER, OBJ_SAVE, OBJ_HELP, OBJ_MAX };
 
 static const char *const objects[OBJ_MAX] = {
 	[OBJ_DEV] = "dev", [OBJ_LISTEN] = "listen", [OBJ_PEER] = "peer",
-	[OBJ_CONN] = "conn", [OBJ_MONITOR] = "monitor", [OBJ_PING] = "ping",
-	[OBJ_XFER] = "xfer", [OBJ_SAVE] = "save", [OBJ_HELP] = "help",
+	[OBJ_CONN] = "conn", [OBJ_STATS] = "stats", [OBJ_TOP] = "top",
+	[OBJ_MONITOR] = "monitor", [OBJ_PING] = "ping", [OBJ_XFER] = "xfer",
+	[OBJ_SAVE] = "save", [OBJ_HELP] = "help",
 };
 
 /*
@@ -156,7 +167,8 @@ void usage(FILE *f, const char *obj)
 	for (i = 0; i < OBJ_MAX; i++)
 		fprintf(f, "%s %s", i ? " |" : "", objects[i]);
 	fprintf(f, " }\n"
-		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -b[atch] FILE | -f[orce] }\n"
+		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -s[tats] | -b[atch] FILE |\n"
+		"                    -f[orce] }\n"
 		"\n");
 	for (i = 0; i < ARRAY_SIZE(usage_lines); i++)
 		fprintf(f, "  %s\n", usage_lines[i].text);
@@ -208,6 +220,10 @@ static int do_cmd(int argc, char **argv)
 		return cmd_peer(argc, argv);
 	case OBJ_CONN:
 		return cmd_conn(argc, argv);
+	case OBJ_STATS:
+		return cmd_stats(argc, argv);
+	case OBJ_TOP:
+		return cmd_top(argc, argv);
 	case OBJ_MONITOR:
 		return cmd_monitor(argc, argv);
 	case OBJ_PING:
@@ -270,6 +286,7 @@ int main(int argc, char **argv)
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "pretty",	no_argument,		NULL, 'p' },
+		{ "stats",	no_argument,		NULL, 's' },
 		{ "batch",	required_argument,	NULL, 'b' },
 		{ "force",	no_argument,		NULL, 'f' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -278,7 +295,7 @@ int main(int argc, char **argv)
 	const char *batch = NULL;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+Vjpb:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+Vjpsb:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'V':
 			printf("krtctl %s (krt netlink version %d)\n",
@@ -289,6 +306,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			krtctl.pretty = true;
+			break;
+		case 's':
+			krtctl.stats = true;
 			break;
 		case 'b':
 			batch = optarg;

@@ -230,6 +230,20 @@ int listen_save(const struct nlattr **tb, FILE *f)
 
 /* peer */
 
+/* peer show -s: the statistics of the peers it shows, fetched before them */
+static struct stats_set *peer_stats;
+
+static void peer_stats_print(const struct nlattr **tb, struct jw *w)
+{
+	const struct stats *s;
+
+	if (!peer_stats || !tb[KRT_A_PEER_NAME])
+		return;
+	s = stats_find(peer_stats, attr_str(tb, KRT_A_PEER_NAME));
+	if (s)
+		stats_summary_print(s, w);
+}
+
 static void peer_print_json(const struct nlattr **tb, struct jw *w, const char *key)
 {
 	bool inbound = attr_u8(tb, KRT_A_PEER_INBOUND);
@@ -256,6 +270,7 @@ static void peer_print_json(const struct nlattr **tb, struct jw *w, const char *
 	if (tb[KRT_A_PEER_ERROR_AGE_MS])
 		jw_uint(w, "error_age_ms", attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
 	fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), w);
+	peer_stats_print(tb, w);
 	jw_end_obj(w);
 }
 
@@ -296,34 +311,55 @@ void peer_print(const struct nlattr **tb, struct jw *w, const char *key)
 	if (tb[KRT_A_PEER_REASON] && tb[KRT_A_PEER_ERROR_AGE_MS])
 		printf(" %llu ms ago", (unsigned long long)attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
 	printf("\n");
-	if (!any_field(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields)))
-		return;
-	printf("   ");
-	fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), NULL);
-	printf("\n");
+	if (any_field(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields))) {
+		printf("   ");
+		fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), NULL);
+		printf("\n");
+	}
+	peer_stats_print(tb, NULL);
 }
 
 static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[KRT_A_PEER_MAX + 1];
 
+	/* -s: the KRTCTL_REPLY file answers both requests */
+	if (peer_stats && genl_cmd_of(nlh) != KRT_CMD_PEER_GET)
+		return MNL_CB_OK;
 	if (nl_parse_attrs(nlh, tb, &peer_policy))
 		return MNL_CB_OK;
 	peer_print(tb, data, NULL);
 	return MNL_CB_OK;
 }
 
+/* krtctl [-s] peer show [NAME] */
 static int peer_show(int argc, char **argv)
 {
+	const char *name = argc ? argv[0] : NULL;
+	struct stats_set set = { 0 };
 	struct nlmsghdr *nlh;
+	int ret;
 
-	if (!argc)
-		return nl_dump(KRT_CMD_PEER_GET, peer_show_cb, "peer show", 0, NULL);
-	if (strlen(argv[0]) >= KRT_PEER_NAME_MAX)
-		return usage_error("peer name is too long:", argv[0]);
-	nlh = nl_msg(&krtctl, KRT_CMD_PEER_GET, 0);
-	mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, argv[0]);
-	return nl_show(nlh, peer_show_cb, "peer show");
+	if (name && strlen(name) >= KRT_PEER_NAME_MAX)
+		return usage_error("peer name is too long:", name);
+	if (krtctl.stats) {
+		ret = stats_get(&set, name, NULL, true);
+		if (ret) {
+			stats_set_free(&set);
+			return stats_report(ret, "peer show -s");
+		}
+		peer_stats = &set;
+	}
+	if (!name) {
+		ret = nl_dump(KRT_CMD_PEER_GET, peer_show_cb, "peer show", 0, NULL);
+	} else {
+		nlh = nl_msg(&krtctl, KRT_CMD_PEER_GET, 0);
+		mnl_attr_put_strz(nlh, KRT_A_PEER_NAME, name);
+		ret = nl_show(nlh, peer_show_cb, "peer show");
+	}
+	peer_stats = NULL;
+	stats_set_free(&set);
+	return ret;
 }
 
 /* peer add/set options that take a number */

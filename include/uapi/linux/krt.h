@@ -198,6 +198,109 @@ enum krt_a_test {
 	KRT_A_TEST_MAX = __KRT_A_TEST_MAX - 1
 };
 
+/*
+ * Counters of KRT_CMD_STATS_GET.  One table (krt_stats.h), expanded by
+ * the module (netlink attributes, debugfs keys) and by krtctl (text and
+ * JSON keys), so the three cannot drift: KRT_STAT(SUFFIX, key) gives
+ * attribute KRT_A_STAT_<SUFFIX> (u64) in the KRT_A_STATS_COUNTERS nest,
+ * and "key" is its name in debugfs, krtctl's text and krtctl's JSON.  "Client"
+ * counts what this node sent over a peer's outbound connections (requests
+ * it submitted); "srv" what it served on inbound connections.  Requests
+ * are counted each time they go on the wire (re-sends included, see
+ * resent); bytes are payload: message bytes after krt's header, data
+ * bytes of the buffers RDMA moves.
+ */
+#ifdef KRT_STAT
+#error "<linux/krt.h> expands KRT_STAT itself: include it before defining KRT_STAT"
+#endif
+#define KRT_STAT(n, k)	KRT_A_STAT_##n,
+enum krt_a_stat {
+	KRT_A_STAT_UNSPEC,
+	KRT_A_STAT_PAD,
+#include "krt_stats.h"
+
+	__KRT_A_STAT_MAX,
+	KRT_A_STAT_MAX = __KRT_A_STAT_MAX - 1
+};
+
+#undef KRT_STAT
+
+/* Counters in the table; attribute of counter i is KRT_A_STAT_PAD + 1 + i. */
+#define KRT_STAT_NR		(KRT_A_STAT_MAX - KRT_A_STAT_PAD)
+
+/*
+ * A latency histogram (KRT_A_STATS_LAT_RTT: submission to completion at
+ * the client; KRT_A_STATS_LAT_SVC: request received to reply posted at
+ * the server).  Buckets are 4 per power of two of nanoseconds, from 1024
+ * ns to 2^34 ns (17 s), one below and one above; a percentile is the
+ * upper bound of the bucket it falls in, capped by the largest sample.
+ */
+enum krt_a_lat {
+	KRT_A_LAT_UNSPEC,
+	KRT_A_LAT_PAD,
+	KRT_A_LAT_COUNT,		/* u64, samples */
+	KRT_A_LAT_SUM_NS,		/* u64 */
+	KRT_A_LAT_MIN_NS,		/* u64; MIN..P999 absent without samples */
+	KRT_A_LAT_MAX_NS,		/* u64 */
+	KRT_A_LAT_AVG_NS,		/* u64 */
+	KRT_A_LAT_P50_NS,		/* u64 */
+	KRT_A_LAT_P90_NS,		/* u64 */
+	KRT_A_LAT_P99_NS,		/* u64 */
+	KRT_A_LAT_P999_NS,		/* u64 */
+	KRT_A_LAT_BUCKETS,		/* nest of KRT_A_LAT_BUCKET, non-empty ones */
+
+	__KRT_A_LAT_MAX,
+	KRT_A_LAT_MAX = __KRT_A_LAT_MAX - 1
+};
+
+enum krt_a_bucket {
+	KRT_A_BUCKET_UNSPEC,
+	KRT_A_BUCKET_PAD,
+	KRT_A_BUCKET_LE_NS,		/* u64, upper bound (inclusive) */
+	KRT_A_BUCKET_COUNT,		/* u64 */
+
+	__KRT_A_BUCKET_MAX,
+	KRT_A_BUCKET_MAX = __KRT_A_BUCKET_MAX - 1
+};
+
+#define KRT_A_LAT_BUCKET	1	/* type of each entry of KRT_A_LAT_BUCKETS */
+
+/* Failed work completions by status (KRT_A_STATS_WC). */
+enum krt_a_wc {
+	KRT_A_WC_UNSPEC,
+	KRT_A_WC_PAD,
+	KRT_A_WC_STATUS,		/* u32, enum ib_wc_status */
+	KRT_A_WC_NAME,			/* string, ib_wc_status_msg() */
+	KRT_A_WC_COUNT,			/* u64 */
+
+	__KRT_A_WC_MAX,
+	KRT_A_WC_MAX = __KRT_A_WC_MAX - 1
+};
+
+#define KRT_A_WC_ENTRY		1	/* type of each entry of KRT_A_STATS_WC */
+
+/* KRT_CMD_STATS_GET and KRT_CMD_STATS_RESET */
+enum krt_a_stats {
+	KRT_A_STATS_UNSPEC,
+	KRT_A_STATS_PAD,
+	KRT_A_STATS_PEER,		/* string; request: the peer (reset: all if absent) */
+	KRT_A_STATS_CONN,		/* u32; request: one connection of the peer */
+	KRT_A_STATS_INBOUND,		/* u8, the peer is inbound */
+	KRT_A_STATS_AGE_MS,		/* u64, ms since created or reset */
+	KRT_A_STATS_COUNTERS,		/* nest of KRT_A_STAT_* */
+	KRT_A_STATS_WC,			/* nest of KRT_A_WC_ENTRY */
+	KRT_A_STATS_LAT_RTT,		/* nest of KRT_A_LAT_* */
+	KRT_A_STATS_LAT_SVC,		/* nest of KRT_A_LAT_* */
+	KRT_A_STATS_INFLIGHT,		/* u32, requests in flight now */
+	KRT_A_STATS_INFLIGHT_HWM,	/* u32, most in flight since reset */
+	KRT_A_STATS_MRS,		/* u32, MRs in the connections' pools */
+	KRT_A_STATS_MRS_USED,		/* u32, of them in use now */
+	KRT_A_STATS_MRS_HWM,		/* u32, most in use since reset */
+
+	__KRT_A_STATS_MAX,
+	KRT_A_STATS_MAX = __KRT_A_STATS_MAX - 1
+};
+
 enum krt_cmd {
 	KRT_CMD_UNSPEC,
 	KRT_CMD_DEV_GET,		/* do (by name) and dump */
@@ -219,6 +322,8 @@ enum krt_cmd {
 	KRT_CMD_TEST,			/* admin: ping or xfer through the test service */
 	KRT_CMD_PEER_RECONNECT,		/* admin: recycle every connection of a peer */
 	KRT_CMD_CONN_RESET,		/* admin: force one connection into error */
+	KRT_CMD_STATS_GET,		/* do (peer, or one connection) and dump (peers) */
+	KRT_CMD_STATS_RESET,		/* admin: zero one peer's counters, or all */
 
 	__KRT_CMD_MAX,
 	KRT_CMD_MAX = __KRT_CMD_MAX - 1
