@@ -45,7 +45,7 @@ DKMS_SRC ?= /usr/src/krt-$(VERSION)
 MAN_OUT := .vm/man
 
 .PHONY: all module krtctl selftests-bin clean checkstyle sparse check demo bench-stats \
-	check-debug install uninstall man dkms-src dkms-install dkms-uninstall print-version install-guard
+	check-debug install uninstall man dkms-src dkms-install dkms-deb dkms-uninstall print-version install-guard
 
 all: module krtctl selftests-bin
 
@@ -160,6 +160,10 @@ dkms-install: dkms-src
 	dkms add krt/$(VERSION)
 	dkms build krt/$(VERSION) -k $(KVER)
 	dkms install krt/$(VERSION) -k $(KVER)
+
+# a Debian package of the DKMS sources (scripts/dkms-deb); prints its path
+dkms-deb: install-guard
+	@scripts/dkms-deb
 
 dkms-uninstall: install-guard
 	-dkms remove krt/$(VERSION) --all

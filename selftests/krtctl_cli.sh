@@ -151,6 +151,20 @@ argument_checks() {
 	unset KRTCTL_REPLY
 }
 
+# same_keys WHAT TEXT JSON SKIP: the keys of a text object (the words after
+# its "NAME:", in "key value" pairs, quoted values kept whole) are those of
+# its JSON object (scalar members, less the SKIP keys its "NAME:" stands for)
+same_keys() {
+	local t j
+	t=$(python3 -c 'import shlex, sys
+w = shlex.split(sys.stdin.read())[1:]
+print(" ".join(sorted(w[0::2])))' <<< "$2")
+	j=$(jq -r --arg skip "$4" '[to_entries[] | select((.value | type) != "object" and
+		(.value | type) != "array" and ((.key | IN($skip | split(" ")[])) | not)) | .key] |
+		sort | join(" ")' <<< "$3")
+	check_eq "$t" "$j" "$1: text and JSON keys"
+}
+
 # peer show of a reconnecting peer with every field, and of one from an
 # older kernel without the recovery attributes
 peer_fields() {
@@ -171,11 +185,11 @@ peer_fields() {
 			"$(u32 KRT_A_PEER_STATE "${U[KRT_PEER_DOWN]}")" "$(u8 KRT_A_PEER_INBOUND 1)")" \
 		"$(nl_done)"
 	rk "$f" peer show > "$TMPD/out" || fail "peer show: $(cat "$TMPD/err")"
-	want="rc: outbound addr 192.0.2.2 port 7471 state reconnecting conns 0/4 depth 32 policy rr node 1122334455667788 attempt 3 next_attempt_ms 120 loss_left_ms 28480 last-error \"disconnected\" 1520 ms ago"
+	want="rc: direction outbound addr 192.0.2.2 port 7471 state reconnecting conns_up 0 conns 4 depth 32 policy rr node_id 1122334455667788 attempt 3 next_attempt_ms 120 loss_left_ms 28480 reason \"disconnected\" error_age_ms 1520"
 	check_eq "$(sed -n 1p "$TMPD/out")" "$want" "peer show, line 1"
 	want="    reconnect_ms 50 reconnect_max_ms 500 loss_timeout_s 30 hb_ms 200 hb_misses 3 mem 1048576 queued 2 resent 7 reconnects 5"
 	check_eq "$(sed -n 2p "$TMPD/out")" "$want" "peer show, line 2"
-	check_eq "$(sed -n 3p "$TMPD/out")" "old: inbound state down conns 0/1 depth 0 policy unknown node 0000000000000000" \
+	check_eq "$(sed -n 3p "$TMPD/out")" "old: direction inbound state down conns_up 0 conns 1 depth 0 policy unknown node_id 0000000000000000" \
 		"peer show without the recovery attributes"
 	check_eq "$(wc -l < "$TMPD/out")" 3 "peer show lines"
 	rk "$f" -j peer show > "$TMPD/json" || fail "-j peer show: $(cat "$TMPD/err")"
@@ -186,6 +200,8 @@ peer_fields() {
 		'["conns","conns_up","depth","direction","name","node_id","policy","state"]' \
 		"-j peer show without the recovery attributes"
 	check_eq "$(cat "$TMPD/err")" "" "stderr"
+	same_keys "peer show" "$(sed -n 1,2p "$TMPD/out")" "$(jq -c '.[0]' "$TMPD/json")" name
+	same_keys "peer show (older kernel)" "$(sed -n 3p "$TMPD/out")" "$(jq -c '.[1]' "$TMPD/json")" name
 }
 
 conn_dev_fields() {
@@ -202,10 +218,11 @@ conn_dev_fields() {
 		"$(nl_done)"
 	rk "$f" conn show > "$TMPD/out" || fail "conn show: $(cat "$TMPD/err")"
 	check_eq "$(cat "$TMPD/out")" \
-		'rc/1: state reconnecting dev rxe0 local 192.0.2.1:40000 remote 192.0.2.2:7471 qpn 17 depth 32 inflight 0 reconnects 4 attempt 2 state_age_ms 250 mem 262144 reason "heartbeat: no answer from the peer"' \
+		'rc/1: state reconnecting dev rxe0 laddr 192.0.2.1 lport 40000 raddr 192.0.2.2 rport 7471 qpn 17 depth 32 inflight 0 reconnects 4 attempt 2 state_age_ms 250 mem 262144 reason "heartbeat: no answer from the peer"' \
 		"conn show"
 	check_eq "$(rk "$f" -j conn show | jq -c '.[0] | [.state, .reconnects, .attempt, .state_age_ms, .mem, .reason]')" \
 		'["reconnecting",4,2,250,262144,"heartbeat: no answer from the peer"]' "-j conn show"
+	same_keys "conn show" "$(rk "$f" conn show)" "$(rk "$f" -j conn show | jq -c '.[0]')" "peer index"
 	reply "$f" \
 		"$(genl KRT_CMD_DEV_GET "$(str KRT_A_DEV_NAME rxe0)" "$(u32 KRT_A_DEV_STATE 1)" \
 			"$(u64 KRT_A_DEV_MEM_USED 524288)" "$(u64 KRT_A_DEV_MEM_BUDGET 268435456)" \
@@ -216,6 +233,9 @@ conn_dev_fields() {
 		fail "dev show: $(rk "$f" dev show)"
 	check_eq "$(rk "$f" -j dev show | jq -c '[.[0].mem_used, .[0].mem_total, .[0].mem_budget, (.[1] | has("mem_used"))]')" \
 		'[524288,1048576,268435456,false]' "-j dev show"
+	same_keys "dev show" "$(rk "$f" dev show | sed -n 1,2p)" "$(rk "$f" -j dev show | jq -c '.[0]')" name
+	same_keys "dev show (older kernel)" "$(rk "$f" dev show | sed -n 3,4p)" \
+		"$(rk "$f" -j dev show | jq -c '.[1]')" name
 }
 
 test_output() {
@@ -293,10 +313,10 @@ monitor_states() {
 		"$(genl KRT_CMD_PEER_STATE_NTF "$(str KRT_A_PEER_NAME rc)" \
 			"$(u32 KRT_A_PEER_STATE "${U[KRT_PEER_DOWN]}")")"
 	rk "$f" monitor > "$TMPD/mon" || fail "monitor: $(cat "$TMPD/err")"
-	grep -q '^\[peer-state\] rc: outbound state reconnecting .* attempt 1$' "$TMPD/mon" ||
+	grep -q '^\[peer-state\] rc: direction outbound state reconnecting .* attempt 1$' "$TMPD/mon" ||
 		fail "peer-state: $(cat "$TMPD/mon")"
 	grep -q '^\[conn-state\] rc/2: state reconnecting ' "$TMPD/mon" || fail "conn-state: $(cat "$TMPD/mon")"
-	grep -q '^\[peer-state\] rc: outbound state down ' "$TMPD/mon" || fail "peer down: $(cat "$TMPD/mon")"
+	grep -q '^\[peer-state\] rc: direction outbound state down ' "$TMPD/mon" || fail "peer down: $(cat "$TMPD/mon")"
 	check_eq "$(rk "$f" -j monitor | jq -r -s 'map(.peer.state // .conn.state) | join(",")')" \
 		"reconnecting,reconnecting,down" "-j monitor states"
 	check_eq "$(rk "$f" -j monitor count 1 | wc -l)" 1 "monitor count 1"
@@ -354,7 +374,7 @@ ambiguous_prefixes() {
 	# "s" is set and show: show wins (krtctl d s is documented); "se" is set
 	reply "$f" "$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME rc)" "$(u32 KRT_A_PEER_CONNS 2)")" "$(nl_done)"
 	out=$(rk "$f" peer s) || fail "peer s: $(cat "$TMPD/err")"
-	grep -q "^rc: outbound state unknown conns 0/2 " <<< "$out" || fail "peer s is not peer show: $out"
+	grep -q "^rc: direction outbound state unknown conns_up 0 conns 2 " <<< "$out" || fail "peer s is not peer show: $out"
 	reply "$f" "$(nl_done)"
 	out=$(rk "$f" d s; echo "rc=$?")
 	check_eq "$out" "rc=0" "d s"
@@ -377,7 +397,7 @@ conn_names() {
 	for i in "st2/1" "st2/1:" "peer st2 index 1" "p st2 i 1"; do
 		# shellcheck disable=SC2086 # the words, split
 		out=$(rk "$f" conn show $i) || fail "conn show $i: $(cat "$TMPD/err")"
-		check_eq "$(cut -d' ' -f1,10,11 <<< "$out")" "st2/1: qpn 18" "conn show $i"
+		check_eq "$(cut -d' ' -f1,14,15 <<< "$out")" "st2/1: qpn 18" "conn show $i"
 	done
 	check_eq "$(rk "$f" -j conn show st2/0 | jq -c '[.[] | [.peer, .index, .qpn]]')" '[["st2",0,17]]' "-j conn show st2/0"
 	check_eq "$(rk "$f" conn show peer st2 | wc -l)" 2 "conn show peer st2"

@@ -66,7 +66,7 @@ pool_of_4() {
 		rdma resource show qp lqpn "$q" 2>/dev/null | grep -q "lqpn $q .*state RTS" ||
 			fail "qpn $q of conn show not in rdma resource show qp"
 	done
-	"$KRTCTL" conn show peer p4 | grep -q "^p4/3: state active dev krt_po0 local $A:" ||
+	"$KRTCTL" conn show peer p4 | grep -q "^p4/3: state active dev krt_po0 laddr $A lport " ||
 		fail "plain conn show: $("$KRTCTL" conn show peer p4)"
 }
 

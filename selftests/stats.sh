@@ -113,7 +113,7 @@ xfer_by_kind() {
 }
 
 reset_one() {
-	local np=(setpriv --reuid 65534 --regid 65534 --clear-groups)
+	local dev_reqs np=(setpriv --reuid 65534 --regid 65534 --clear-groups)
 	"$KRTCTL" peer add st2 addr "$A" conns 1 depth 8 || fail "peer add st2"
 	wait_peer st2 active 1 || fail "st2 not up"
 	run_ok p2 ping st2 count 10 size 100 || return 1
@@ -137,27 +137,41 @@ reset_one() {
 	[ "$(js st '.age_ms')" -lt "$(js st2 '.age_ms')" ] || fail "age_ms did not restart"
 	"$KRTCTL" stats reset peer nosuch 2> "$TMPD/err" && fail "reset of an unknown peer succeeded"
 	grep -q "no such peer" "$TMPD/err" || fail "unknown peer: $(cat "$TMPD/err")"
+	dev_reqs=$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")
+	[ "$dev_reqs" -gt 0 ] || fail "device reqs_send before the reset: $dev_reqs"
+	"$KRTCTL" stats reset peer st2 || fail "stats reset peer st2"
+	check_eq "$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")" "$dev_reqs" \
+		"device counters kept by a peer's reset"
 	"$KRTCTL" stats reset || fail "stats reset (all)"
 	check_eq "$(dbg st2 reqs_send)" 0 "st2 after reset of all"
+	check_eq "$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")" 0 \
+		"device reqs_send after reset of all"
 	"$KRTCTL" peer del st2 || fail "peer del st2"
 }
 
 survive_recycling() {
+	local hwm
 	"$KRTCTL" stats reset peer st || fail "reset"
 	run_ok p ping st count 200 size 64 || return 1
 	"$KRTCTL" peer set st conns 4 || fail "peer set conns 4"
 	wait_peer st active 4 || fail "st not 4/4"
 	busywait 5000 test -d "$KRT_DBG/peers/st/conns/3" || fail "no debugfs conns/3"
 	run_ok p ping st count 100 size 64 || return 1
+	# high-water marks set by connections that go away stay the peer's
+	run_ok x xfer st op read size 4096 count 64 depth 16 || return 1
+	hwm=$(js st '"\(.inflight_hwm)/\(.mrs_hwm)"')
+	[ "${hwm%/*}" -ge 2 ] && [ "${hwm#*/}" -ge 1 ] || fail "marks after an xfer at depth 16: $hwm"
 	"$KRTCTL" peer set st conns 1 || fail "peer set conns 1"
 	wait_peer st active 1 || fail "st not 1/1"
 	busywait 5000 bash -c "[ \$(ls $KRT_DBG/peers/st/conns | wc -l) = 1 ]" ||
 		fail "debugfs conns after shrinking: $(ls "$KRT_DBG/peers/st/conns")"
 	"$KRTCTL" peer reconnect st || fail "peer reconnect"
 	wait_peer st active 1 || fail "st not back"
-	check_eq "$(dbg st reqs_send)/$(dbg st done_ok)/$(dbg st rtt_count)" "300/300/300" \
-		"totals after resizes and a reconnect"
+	# 300 pings (send-only) and the 64 reads of the xfer
+	check_eq "$(dbg st reqs_send)/$(dbg st reqs_read)/$(dbg st done_ok)/$(dbg st rtt_count)" \
+		"300/64/364/364" "totals after resizes and a reconnect"
 	check_eq "$(js st '.counters.reqs_send')" 300 "netlink totals"
+	check_eq "$(js st '"\(.inflight_hwm)/\(.mrs_hwm)"')" "$hwm" "peer marks after resizes and a reconnect"
 	[ "$(dbg st reconnects)" -ge 1 ] || fail "reconnect not counted: $(dbg st reconnects)"
 	run_ok p ping st count 50 size 64 || return 1
 	check_eq "$(dbg st reqs_send)" 350 "counting goes on"

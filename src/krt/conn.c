@@ -356,6 +356,12 @@ void krt_conn_release(struct krt_conn *conn)
 		rdma_disconnect(id);
 	krt_conn_destroy_qp(conn, id);
 	rdma_destroy_id(id);
+	/*
+	 * The QP is gone and raises no more events: a fatal event of it still
+	 * queued must not fail the attempt that follows this release.
+	 */
+	if (cancel_work_sync(&conn->fatal_work))
+		krt_conn_put(conn);	/* the work's */
 	mutex_unlock(&conn->release_lock);
 	krt_conn_put(conn);		/* the id's reference */
 }

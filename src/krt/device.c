@@ -222,6 +222,35 @@ static const char *krt_dev_check_caps(const struct krt_dev_caps *c)
 	return NULL;
 }
 
+/**
+ * krt_dev_stats_reset() - restart the counters of every device
+ *
+ * What "krtctl stats reset" of everything does to the devices, after the
+ * peers: all of them or, when memory for a reset is short, none.
+ *
+ * Context: process; takes krt_dev_lock, then krt_stats_lock.
+ * Return: 0, or -ENOMEM with no device reset.
+ */
+int krt_dev_stats_reset(void)
+{
+	struct krt_device *dev;
+	int ret = 0;
+
+	mutex_lock(&krt_dev_lock);
+	mutex_lock(&krt_stats_lock);
+	list_for_each_entry(dev, &krt_dev_list, entry) {
+		ret = krt_stats_prepare(&dev->st);
+		if (ret)
+			goto out;
+	}
+	list_for_each_entry(dev, &krt_dev_list, entry)
+		krt_stats_reset(&dev->st);
+out:
+	mutex_unlock(&krt_stats_lock);
+	mutex_unlock(&krt_dev_lock);
+	return ret;
+}
+
 static int krt_ib_add(struct ib_device *ibdev)
 {
 	struct krt_device *dev;

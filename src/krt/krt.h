@@ -86,9 +86,11 @@ struct krt_stats_snap {
  * @base: the sums at the last reset, subtracted on read, NULL until the
  *	first reset; krt_stats_lock
  * @since: jiffies of creation or the last reset; krt_stats_lock
- * @inflight_hwm: most requests in flight (connections); updated racily
- *	by the data path, zeroed by a reset
- * @mrs_hwm: most MRs of its pool in use (connections); as @inflight_hwm
+ * @inflight_hwm: most requests in flight on one connection (connections,
+ *	and peers: the largest of their connections', kept when those are
+ *	replaced); raised racily by the data path (krt_hwm_raise()), restarted
+ *	by a reset
+ * @mrs_hwm: most MRs of one connection's pool in use; as @inflight_hwm
  */
 struct krt_stats {
 	struct krt_stats_pcpu __percpu	*pc;
@@ -115,6 +117,17 @@ int krt_stats_init(struct krt_stats *st, bool hist, bool shared_hist, gfp_t gfp)
 void krt_stats_free(struct krt_stats *st);
 u64 krt_stats_mem(bool hist, bool shared_hist);
 void krt_stats_read(struct krt_stats *st, struct krt_stats_snap *out);
+/*
+ * Raise a high-water mark to @n.  No lock: two racing writers may lose the
+ * smaller sample, which a mark can afford; a reset rewrites it under
+ * krt_stats_lock.
+ */
+static inline void krt_hwm_raise(u32 *hwm, u32 n)
+{
+	if (n > READ_ONCE(*hwm))
+		WRITE_ONCE(*hwm, n);
+}
+
 int krt_stats_prepare(struct krt_stats *st);
 void krt_stats_reset(struct krt_stats *st);
 u64 krt_hist_le(u32 i);
@@ -553,6 +566,7 @@ struct krt_device *krt_dev_get_by_ibdev(struct ib_device *ibdev);
 void krt_dev_put(struct krt_device *dev);
 enum krt_dev_state krt_dev_state(const struct krt_device *dev);
 int krt_dev_set_enabled(struct krt_device *dev, bool enabled);
+int krt_dev_stats_reset(void);
 const char *krt_dev_state_name(enum krt_dev_state state);
 
 /* queue.c: the data path of one connection */

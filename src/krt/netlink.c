@@ -877,11 +877,15 @@ static int krt_nl_fill_stats(struct sk_buff *skb, struct krt_peer *peer,
 	void *hdr;
 
 	lockdep_assert_held(&krt_pool_lock);
-	if (conn)
+	if (conn) {
 		krt_nl_conn_gauges(conn, g);
-	else
+	} else {
+		/* the peer's marks outlive the connections that set them */
+		g[1] = READ_ONCE(peer->st.inflight_hwm);
+		g[4] = READ_ONCE(peer->st.mrs_hwm);
 		list_for_each_entry(c, &peer->conns, entry)
 			krt_nl_conn_gauges(c, g);
+	}
 	mutex_lock(&krt_stats_lock);
 	krt_stats_read(st, sn);
 	age = krt_nl_age_ms(st->since);
@@ -1062,14 +1066,24 @@ static int krt_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
 			/* high-water marks start from what is there now */
 			WRITE_ONCE(conn->st.inflight_hwm, krt_queue_inflight(conn->q));
 			WRITE_ONCE(conn->st.mrs_hwm, krt_queue_mrs(conn->q, &used) ? used : 0);
+			krt_hwm_raise(&peer->st.inflight_hwm, conn->st.inflight_hwm);
+			krt_hwm_raise(&peer->st.mrs_hwm, conn->st.mrs_hwm);
 		}
 	}
 out:
 	mutex_unlock(&krt_stats_lock);
 	mutex_unlock(&krt_pool_lock);
-	if (ret)
+	if (ret) {
 		NL_SET_ERR_MSG(info->extack, "no memory for the reset: nothing reset");
-	return ret;
+		return ret;
+	}
+	/* everything: the devices' counters too, the peers' already done */
+	if (!one && krt_dev_stats_reset()) {
+		NL_SET_ERR_MSG(info->extack,
+			       "no memory to reset the device counters: only the peers were reset");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*

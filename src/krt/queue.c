@@ -494,8 +494,10 @@ static struct ib_mr *krt_q_mr_get(struct krt_queue *q)
 {
 	struct ib_mr *mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
 
-	if (mr && ++q->mrs_used > READ_ONCE(q->conn->st.mrs_hwm))
-		WRITE_ONCE(q->conn->st.mrs_hwm, q->mrs_used);
+	if (mr) {
+		krt_hwm_raise(&q->conn->st.mrs_hwm, ++q->mrs_used);
+		krt_hwm_raise(&q->conn->peer->st.mrs_hwm, q->mrs_used);
+	}
 	return mr;
 }
 
@@ -1646,8 +1648,8 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 		goto out_unlock;
 	}
 	n = atomic_inc_return(&q->inflight);
-	if (n > READ_ONCE(q->conn->st.inflight_hwm))
-		WRITE_ONCE(q->conn->st.inflight_hwm, n);
+	krt_hwm_raise(&q->conn->st.inflight_hwm, n);
+	krt_hwm_raise(&q->conn->peer->st.inflight_hwm, n);
 	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {

@@ -44,51 +44,35 @@ static const struct nl_field conn_fields[] = {
 	{ KRT_A_CONN_MEM,		"mem" },
 };
 
-static void conn_print_json(const struct nlattr **tb, struct jw *w, const char *key)
-{
-	u32 state = attr_u32(tb, KRT_A_CONN_STATE);
-	char buf[64];
-
-	jw_start_obj(w, key);
-	jw_str(w, "peer", attr_str(tb, KRT_A_CONN_PEER));
-	jw_uint(w, "index", attr_u32(tb, KRT_A_CONN_INDEX));
-	jw_str(w, "state", name_of(conn_states, ARRAY_SIZE(conn_states), state));
-	jw_str(w, "dev", attr_str(tb, KRT_A_CONN_DEV));
-	jw_str(w, "laddr", a_addr(tb, KRT_A_CONN_LADDR, buf, sizeof(buf)));
-	jw_uint(w, "lport", attr_u16(tb, KRT_A_CONN_LPORT));
-	jw_str(w, "raddr", a_addr(tb, KRT_A_CONN_RADDR, buf, sizeof(buf)));
-	jw_uint(w, "rport", attr_u16(tb, KRT_A_CONN_RPORT));
-	jw_uint(w, "qpn", attr_u32(tb, KRT_A_CONN_QPN));
-	jw_uint(w, "depth", attr_u32(tb, KRT_A_CONN_DEPTH));
-	jw_uint(w, "inflight", attr_u32(tb, KRT_A_CONN_INFLIGHT));
-	fields_print(tb, conn_fields, ARRAY_SIZE(conn_fields), w);
-	if (tb[KRT_A_CONN_REASON])
-		jw_str(w, "reason", attr_str(tb, KRT_A_CONN_REASON));
-	jw_end_obj(w);
-}
-
 /* Print one connection; @w is NULL for plain text, @key names a JSON member. */
 void conn_print(const struct nlattr **tb, struct jw *w, const char *key)
 {
-	char lbuf[64], rbuf[64];
-	u32 state = attr_u32(tb, KRT_A_CONN_STATE);
+	struct pr p = { .w = w };
+	char name[KRT_PEER_NAME_MAX + 16], buf[64];
 
 	if (w) {
-		conn_print_json(tb, w, key);
-		return;
+		pr_obj(&p, key, "peer", attr_str(tb, KRT_A_CONN_PEER));
+		pr_u64(&p, "index", attr_u32(tb, KRT_A_CONN_INDEX));
+	} else {
+		/* "NAME/INDEX:", the name that commands accept */
+		snprintf(name, sizeof(name), "%s/%u", attr_str(tb, KRT_A_CONN_PEER),
+			 attr_u32(tb, KRT_A_CONN_INDEX));
+		pr_obj(&p, key, "peer", name);
 	}
-	printf("%s/%u: state %s dev %s local %s:%u remote %s:%u qpn %u depth %u inflight %u",
-	       attr_str(tb, KRT_A_CONN_PEER), attr_u32(tb, KRT_A_CONN_INDEX),
-	       name_of(conn_states, ARRAY_SIZE(conn_states), state),
-	       tb[KRT_A_CONN_DEV] ? attr_str(tb, KRT_A_CONN_DEV) : "-",
-	       a_addr(tb, KRT_A_CONN_LADDR, lbuf, sizeof(lbuf)), attr_u16(tb, KRT_A_CONN_LPORT),
-	       a_addr(tb, KRT_A_CONN_RADDR, rbuf, sizeof(rbuf)), attr_u16(tb, KRT_A_CONN_RPORT),
-	       attr_u32(tb, KRT_A_CONN_QPN), attr_u32(tb, KRT_A_CONN_DEPTH),
-	       attr_u32(tb, KRT_A_CONN_INFLIGHT));
-	fields_print(tb, conn_fields, ARRAY_SIZE(conn_fields), NULL);
+	pr_word(&p, "state", name_of(conn_states, ARRAY_SIZE(conn_states),
+				     attr_u32(tb, KRT_A_CONN_STATE)));
+	pr_word(&p, "dev", tb[KRT_A_CONN_DEV] ? attr_str(tb, KRT_A_CONN_DEV) : "-");
+	pr_word(&p, "laddr", a_addr(tb, KRT_A_CONN_LADDR, buf, sizeof(buf)));
+	pr_u64(&p, "lport", attr_u16(tb, KRT_A_CONN_LPORT));
+	pr_word(&p, "raddr", a_addr(tb, KRT_A_CONN_RADDR, buf, sizeof(buf)));
+	pr_u64(&p, "rport", attr_u16(tb, KRT_A_CONN_RPORT));
+	pr_u64(&p, "qpn", attr_u32(tb, KRT_A_CONN_QPN));
+	pr_u64(&p, "depth", attr_u32(tb, KRT_A_CONN_DEPTH));
+	pr_u64(&p, "inflight", attr_u32(tb, KRT_A_CONN_INFLIGHT));
+	pr_fields(&p, tb, conn_fields, ARRAY_SIZE(conn_fields));
 	if (tb[KRT_A_CONN_REASON])
-		printf(" reason \"%s\"", attr_str(tb, KRT_A_CONN_REASON));
-	printf("\n");
+		pr_str(&p, "reason", attr_str(tb, KRT_A_CONN_REASON));
+	pr_obj_end(&p);
 }
 
 /* conn show of one connection: the dump of its peer, filtered here */

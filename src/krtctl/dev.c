@@ -69,43 +69,24 @@ static const struct nl_field dev_mem_fields[] = {
 /* Print one device; @w is NULL for plain text, @key names a JSON member. */
 void dev_print(const struct nlattr **tb, struct jw *w, const char *key)
 {
-	u32 state = attr_u32(tb, KRT_A_DEV_STATE);
-	unsigned long long guid = attr_u64(tb, KRT_A_DEV_NODE_GUID);
+	struct pr p = { .w = w };
 	size_t i;
 
-	if (w) {
-		jw_start_obj(w, key);
-		jw_str(w, "name", attr_str(tb, KRT_A_DEV_NAME));
-		jw_uint(w, "index", attr_u32(tb, KRT_A_DEV_INDEX));
-		jw_str(w, "state", dev_state_name(state));
-		if (tb[KRT_A_DEV_REASON])
-			jw_str(w, "reason", attr_str(tb, KRT_A_DEV_REASON));
-		jw_bool(w, "enabled", attr_u8(tb, KRT_A_DEV_ENABLED));
-		jw_bool(w, "frwr", attr_u8(tb, KRT_A_DEV_FRWR));
-		jw_bool(w, "send_inv", attr_u8(tb, KRT_A_DEV_SEND_INV));
-		jw_bool(w, "sg_gaps", attr_u8(tb, KRT_A_DEV_SG_GAPS));
-		for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
-			jw_uint(w, dev_u32_fields[i].key,
-				attr_u32(tb, dev_u32_fields[i].type));
-		jw_hex64(w, "node_guid", guid);
-		fields_print(tb, dev_mem_fields, ARRAY_SIZE(dev_mem_fields), w);
-		jw_end_obj(w);
-		return;
-	}
-	printf("%s: index %u state %s", attr_str(tb, KRT_A_DEV_NAME),
-	       attr_u32(tb, KRT_A_DEV_INDEX), dev_state_name(state));
+	pr_obj(&p, key, "name", attr_str(tb, KRT_A_DEV_NAME));
+	pr_u64(&p, "index", attr_u32(tb, KRT_A_DEV_INDEX));
+	pr_word(&p, "state", dev_state_name(attr_u32(tb, KRT_A_DEV_STATE)));
 	if (tb[KRT_A_DEV_REASON])
-		printf(" reason \"%s\"", attr_str(tb, KRT_A_DEV_REASON));
-	printf(" frwr %s send_inv %s sg_gaps %s\n   ",
-	       attr_u8(tb, KRT_A_DEV_FRWR) ? "yes" : "no",
-	       attr_u8(tb, KRT_A_DEV_SEND_INV) ? "yes" : "no",
-	       attr_u8(tb, KRT_A_DEV_SG_GAPS) ? "yes" : "no");
+		pr_str(&p, "reason", attr_str(tb, KRT_A_DEV_REASON));
+	pr_bool(&p, "enabled", attr_u8(tb, KRT_A_DEV_ENABLED));
+	pr_bool(&p, "frwr", attr_u8(tb, KRT_A_DEV_FRWR));
+	pr_bool(&p, "send_inv", attr_u8(tb, KRT_A_DEV_SEND_INV));
+	pr_bool(&p, "sg_gaps", attr_u8(tb, KRT_A_DEV_SG_GAPS));
+	pr_break(&p);
 	for (i = 0; i < ARRAY_SIZE(dev_u32_fields); i++)
-		printf(" %s %u", dev_u32_fields[i].key,
-		       attr_u32(tb, dev_u32_fields[i].type));
-	printf(" node_guid %016llx", guid);
-	fields_print(tb, dev_mem_fields, ARRAY_SIZE(dev_mem_fields), NULL);
-	printf("\n");
+		pr_u64(&p, dev_u32_fields[i].key, attr_u32(tb, dev_u32_fields[i].type));
+	pr_hex64(&p, "node_guid", attr_u64(tb, KRT_A_DEV_NODE_GUID));
+	pr_fields(&p, tb, dev_mem_fields, ARRAY_SIZE(dev_mem_fields));
+	pr_obj_end(&p);
 }
 
 static const char *dev_attr_name(unsigned int type)

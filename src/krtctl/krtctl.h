@@ -123,8 +123,6 @@ bool attr_u8(const struct nlattr **tb, int type);
 u64 attr_u64(const struct nlattr **tb, int type);
 u64 attr_uint(const struct nlattr **tb, int type);
 const char *attr_str(const struct nlattr **tb, int type);
-void fields_print(const struct nlattr **tb, const struct nl_field *f, size_t n,
-		  struct jw *w);
 
 /* json.c: a small streaming JSON writer */
 struct jw {
@@ -144,6 +142,41 @@ void jw_uint(struct jw *w, const char *key, unsigned long long val);
 void jw_bool(struct jw *w, const char *key, bool val);
 void jw_hex64(struct jw *w, const char *key, unsigned long long val);
 void jw_done(struct jw *w);
+
+/*
+ * print.c: text lines of "key value" pairs, or JSON members, from one call
+ * per field.  A group is a JSON object (or nothing) and a text line of its
+ * own, which wraps before column @wrap (0: never) at @indent, further in
+ * after a label.
+ */
+#define PR_WRAP		80
+#define PR_STR_MAX	256
+
+struct pr {
+	struct jw *w;		/* JSON; NULL for text */
+	int col;		/* text: the line so far; 0 when none is open */
+	int indent;		/* text: where a line of the group starts */
+	int cont;		/* text: where its continuation lines start */
+	int wrap;
+};
+
+void pr_item(struct pr *p, const char *item);
+void pr_u64(struct pr *p, const char *key, u64 v);
+void pr_ns(struct pr *p, const char *key, const char *label, u64 ns);
+void pr_str(struct pr *p, const char *key, const char *v);
+void pr_word(struct pr *p, const char *key, const char *v);
+void pr_hex64(struct pr *p, const char *key, u64 v);
+void pr_bool(struct pr *p, const char *key, bool v);
+void pr_flag(struct pr *p, const char *key, bool v, const char *on, const char *off);
+void pr_fields(struct pr *p, const struct nlattr **tb, const struct nl_field *f, size_t n);
+void pr_end_line(struct pr *p);
+void pr_break(struct pr *p);
+void pr_group(struct pr *p, bool obj, const char *key, const char *label, int wrap);
+void pr_group_end(struct pr *p, bool obj);
+void pr_obj(struct pr *p, const char *key, const char *name_key, const char *name);
+void pr_obj_end(struct pr *p);
+void pr_array(struct pr *p, const char *key);
+void pr_array_end(struct pr *p);
 
 /*
  * stats.c: what KRT_CMD_STATS_GET says of a peer or a connection, copied

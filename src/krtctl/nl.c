@@ -504,23 +504,6 @@ const char *attr_str(const struct nlattr **tb, int type)
 	return tb[type] ? mnl_attr_get_str(tb[type]) : "";
 }
 
-/* Print the fields of @f present in @tb: " key value" or JSON members. */
-void fields_print(const struct nlattr **tb, const struct nl_field *f, size_t n,
-		  struct jw *w)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (!tb[f[i].type])
-			continue;
-		if (w)
-			jw_uint(w, f[i].key, attr_uint(tb, f[i].type));
-		else
-			printf(" %s %llu", f[i].key,
-			       (unsigned long long)attr_uint(tb, f[i].type));
-	}
-}
-
 /* Report a failed request that the kernel did not explain. Return: exit status. */
 int nl_report(int ret, const char *what)
 {

@@ -151,21 +151,14 @@ static const char *peer_attr_name(unsigned int type)
 static int listen_show_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[KRT_A_LISTEN_MAX + 1];
-	struct jw *w = data;
-	const char *addr;
+	struct pr p = { .w = data };
 	char buf[64];
 
 	if (nl_parse_attrs(nlh, tb, &listen_policy))
 		return MNL_CB_OK;
-	addr = a_addr(tb, KRT_A_LISTEN_ADDR, buf, sizeof(buf));
-	if (w) {
-		jw_start_obj(w, NULL);
-		jw_str(w, "addr", addr);
-		jw_uint(w, "port", attr_u16(tb, KRT_A_LISTEN_PORT));
-		jw_end_obj(w);
-	} else {
-		printf("%s port %u\n", addr, attr_u16(tb, KRT_A_LISTEN_PORT));
-	}
+	pr_obj(&p, NULL, "addr", a_addr(tb, KRT_A_LISTEN_ADDR, buf, sizeof(buf)));
+	pr_u64(&p, "port", attr_u16(tb, KRT_A_LISTEN_PORT));
+	pr_obj_end(&p);
 	return MNL_CB_OK;
 }
 
@@ -244,79 +237,38 @@ static void peer_stats_print(const struct nlattr **tb, struct jw *w)
 		stats_summary_print(s, w);
 }
 
-static void peer_print_json(const struct nlattr **tb, struct jw *w, const char *key)
-{
-	bool inbound = attr_u8(tb, KRT_A_PEER_INBOUND);
-	u32 state = attr_u32(tb, KRT_A_PEER_STATE);
-	char abuf[64];
-
-	jw_start_obj(w, key);
-	jw_str(w, "name", attr_str(tb, KRT_A_PEER_NAME));
-	jw_str(w, "direction", inbound ? "inbound" : "outbound");
-	if (tb[KRT_A_PEER_ADDR]) {
-		jw_str(w, "addr", a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)));
-		jw_uint(w, "port", attr_u16(tb, KRT_A_PEER_PORT));
-	}
-	jw_str(w, "state", name_of(peer_states, ARRAY_SIZE(peer_states), state));
-	jw_uint(w, "conns_up", attr_u32(tb, KRT_A_PEER_CONNS_UP));
-	jw_uint(w, "conns", attr_u32(tb, KRT_A_PEER_CONNS));
-	jw_uint(w, "depth", attr_u32(tb, KRT_A_PEER_DEPTH));
-	jw_str(w, "policy", name_of(policies, ARRAY_SIZE(policies),
-				    attr_u32(tb, KRT_A_PEER_POLICY)));
-	jw_hex64(w, "node_id", attr_u64(tb, KRT_A_PEER_NODE_ID));
-	fields_print(tb, peer_status_fields, ARRAY_SIZE(peer_status_fields), w);
-	if (tb[KRT_A_PEER_REASON])
-		jw_str(w, "reason", attr_str(tb, KRT_A_PEER_REASON));
-	if (tb[KRT_A_PEER_ERROR_AGE_MS])
-		jw_uint(w, "error_age_ms", attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
-	fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), w);
-	peer_stats_print(tb, w);
-	jw_end_obj(w);
-}
-
-static bool any_field(const struct nlattr **tb, const struct nl_field *f, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (tb[f[i].type])
-			return true;
-	return false;
-}
-
 /* Print one peer; @w is NULL for plain text, @key names a JSON member. */
 void peer_print(const struct nlattr **tb, struct jw *w, const char *key)
 {
 	bool inbound = attr_u8(tb, KRT_A_PEER_INBOUND);
-	u32 state = attr_u32(tb, KRT_A_PEER_STATE);
+	struct pr p = { .w = w };
 	char abuf[64];
 
-	if (w) {
-		peer_print_json(tb, w, key);
-		return;
+	pr_obj(&p, key, "name", attr_str(tb, KRT_A_PEER_NAME));
+	pr_word(&p, "direction", inbound ? "inbound" : "outbound");
+	if (tb[KRT_A_PEER_ADDR]) {
+		pr_word(&p, "addr", a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)));
+		pr_u64(&p, "port", attr_u16(tb, KRT_A_PEER_PORT));
 	}
-	printf("%s: %s", attr_str(tb, KRT_A_PEER_NAME), inbound ? "inbound" : "outbound");
-	if (tb[KRT_A_PEER_ADDR])
-		printf(" addr %s port %u", a_addr(tb, KRT_A_PEER_ADDR, abuf, sizeof(abuf)),
-		       attr_u16(tb, KRT_A_PEER_PORT));
-	printf(" state %s conns %u/%u depth %u policy %s node %016llx",
-	       name_of(peer_states, ARRAY_SIZE(peer_states), state),
-	       attr_u32(tb, KRT_A_PEER_CONNS_UP),
-	       attr_u32(tb, KRT_A_PEER_CONNS), attr_u32(tb, KRT_A_PEER_DEPTH),
-	       name_of(policies, ARRAY_SIZE(policies), attr_u32(tb, KRT_A_PEER_POLICY)),
-	       (unsigned long long)attr_u64(tb, KRT_A_PEER_NODE_ID));
-	fields_print(tb, peer_status_fields, ARRAY_SIZE(peer_status_fields), NULL);
-	if (tb[KRT_A_PEER_REASON])
-		printf(" last-error \"%s\"", attr_str(tb, KRT_A_PEER_REASON));
-	if (tb[KRT_A_PEER_REASON] && tb[KRT_A_PEER_ERROR_AGE_MS])
-		printf(" %llu ms ago", (unsigned long long)attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
-	printf("\n");
-	if (any_field(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields))) {
-		printf("   ");
-		fields_print(tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields), NULL);
-		printf("\n");
+	pr_word(&p, "state", name_of(peer_states, ARRAY_SIZE(peer_states),
+				     attr_u32(tb, KRT_A_PEER_STATE)));
+	pr_u64(&p, "conns_up", attr_u32(tb, KRT_A_PEER_CONNS_UP));
+	pr_u64(&p, "conns", attr_u32(tb, KRT_A_PEER_CONNS));
+	pr_u64(&p, "depth", attr_u32(tb, KRT_A_PEER_DEPTH));
+	pr_word(&p, "policy", name_of(policies, ARRAY_SIZE(policies),
+				      attr_u32(tb, KRT_A_PEER_POLICY)));
+	pr_hex64(&p, "node_id", attr_u64(tb, KRT_A_PEER_NODE_ID));
+	pr_fields(&p, tb, peer_status_fields, ARRAY_SIZE(peer_status_fields));
+	if (tb[KRT_A_PEER_REASON]) {
+		pr_str(&p, "reason", attr_str(tb, KRT_A_PEER_REASON));
+		if (tb[KRT_A_PEER_ERROR_AGE_MS])
+			pr_u64(&p, "error_age_ms", attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
 	}
-	peer_stats_print(tb, NULL);
+	pr_break(&p);
+	pr_fields(&p, tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields));
+	pr_end_line(&p);
+	peer_stats_print(tb, w);
+	pr_obj_end(&p);
 }
 
 static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
