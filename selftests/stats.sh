@@ -18,6 +18,8 @@ IN=""		# the inbound peer the node's own connections create
 
 # dbg PEER KEY [FILE]: one "key: value" of peers/PEER/FILE (stats)
 dbg() { awk -v k="$2:" '$1 == k { print $2 }' "$KRT_DBG/peers/$1/${3:-stats}"; }
+# dev_stat KEY: a counter of the test's device, from debugfs
+dev_stat() { awk -v k="$1:" '$1 == k { print $2 }' "$KRT_DBG/devices/krt_st0/stats"; }
 # js PEER EXPR: jq EXPR on 'krtctl -j stats show peer PEER'
 js() {
 	"$KRTCTL" -j stats show peer "$1" > "$TMPD/js" 2> "$TMPD/js.err" ||
@@ -81,9 +83,9 @@ ping_exact() {
 	check_eq "$(js "$IN" '.counters.srv_reqs_send')" 1000 "netlink $IN srv_reqs_send"
 	check_eq "$(js "$IN" '.svc.count')" 1000 "netlink svc count"
 	# the device carried both
-	check_eq "$(awk '$1 == "srv_reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")" 1000 \
+	check_eq "$(dev_stat srv_reqs_send)" 1000 \
 		"device srv_reqs_send"
-	check_eq "$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")" 1000 \
+	check_eq "$(dev_stat reqs_send)" 1000 \
 		"device reqs_send"
 	# text output: the same keys
 	"$KRTCTL" stats show peer st > "$TMPD/text" || fail "stats show text"
@@ -137,14 +139,14 @@ reset_one() {
 	[ "$(js st '.age_ms')" -lt "$(js st2 '.age_ms')" ] || fail "age_ms did not restart"
 	"$KRTCTL" stats reset peer nosuch 2> "$TMPD/err" && fail "reset of an unknown peer succeeded"
 	grep -q "no such peer" "$TMPD/err" || fail "unknown peer: $(cat "$TMPD/err")"
-	dev_reqs=$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")
+	dev_reqs=$(dev_stat reqs_send)
 	[ "$dev_reqs" -gt 0 ] || fail "device reqs_send before the reset: $dev_reqs"
 	"$KRTCTL" stats reset peer st2 || fail "stats reset peer st2"
-	check_eq "$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")" "$dev_reqs" \
+	check_eq "$(dev_stat reqs_send)" "$dev_reqs" \
 		"device counters kept by a peer's reset"
 	"$KRTCTL" stats reset || fail "stats reset (all)"
 	check_eq "$(dbg st2 reqs_send)" 0 "st2 after reset of all"
-	check_eq "$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/devices/krt_st0/stats")" 0 \
+	check_eq "$(dev_stat reqs_send)" 0 \
 		"device reqs_send after reset of all"
 	"$KRTCTL" peer del st2 || fail "peer del st2"
 }

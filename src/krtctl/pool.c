@@ -259,11 +259,10 @@ void peer_print(const struct nlattr **tb, struct jw *w, const char *key)
 				      attr_u32(tb, KRT_A_PEER_POLICY)));
 	pr_hex64(&p, "node_id", attr_u64(tb, KRT_A_PEER_NODE_ID));
 	pr_fields(&p, tb, peer_status_fields, ARRAY_SIZE(peer_status_fields));
-	if (tb[KRT_A_PEER_REASON]) {
+	if (tb[KRT_A_PEER_REASON])
 		pr_str(&p, "reason", attr_str(tb, KRT_A_PEER_REASON));
-		if (tb[KRT_A_PEER_ERROR_AGE_MS])
-			pr_u64(&p, "error_age_ms", attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
-	}
+	if (tb[KRT_A_PEER_ERROR_AGE_MS])
+		pr_u64(&p, "error_age_ms", attr_u64(tb, KRT_A_PEER_ERROR_AGE_MS));
 	pr_break(&p);
 	pr_fields(&p, tb, peer_detail_fields, ARRAY_SIZE(peer_detail_fields));
 	pr_end_line(&p);

@@ -5,11 +5,6 @@
  */
 #include <string.h>
 #include "krtctl.h"
-/*
- * Printing: text lines of "key value" pairs, or JSON members.  A group is
- * a JSON object (or nothing) and a text line of its own, which wraps
- * before column @wrap (0: never) at @indent, further in after a label.
- */
 
 void pr_item(struct pr *p, const char *item)
 {
@@ -27,82 +22,80 @@ void pr_item(struct pr *p, const char *item)
 	p->col += printf("%s", item);
 }
 
+/* text: one "@key @val" item */
+static void pr_kv(struct pr *p, const char *key, const char *val)
+{
+	char buf[PR_STR_MAX + 64];
+
+	snprintf(buf, sizeof(buf), "%s %s", key, val);
+	pr_item(p, buf);
+}
+
 void pr_u64(struct pr *p, const char *key, u64 v)
 {
-	char buf[96];
+	char t[24];
 
 	if (p->w) {
 		jw_uint(p->w, key, v);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%s %llu", key, (unsigned long long)v);
-	pr_item(p, buf);
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)v);
+	pr_kv(p, key, t);
 }
 
 /* a time: raw ns under @key in JSON, "@label 12.5us" in text (@label NULL: JSON only) */
 void pr_ns(struct pr *p, const char *key, const char *label, u64 ns)
 {
-	char buf[96], t[32];
+	char t[32];
 
-	if (p->w) {
+	if (p->w)
 		jw_uint(p->w, key, ns);
-		return;
-	}
-	if (!label)
-		return;
-	snprintf(buf, sizeof(buf), "%s %s", label, fmt_ns(t, sizeof(t), ns));
-	pr_item(p, buf);
+	else if (label)
+		pr_kv(p, label, fmt_ns(t, sizeof(t), ns));
 }
 
+/* free text: quoted in text */
 void pr_str(struct pr *p, const char *key, const char *v)
 {
-	char buf[PR_STR_MAX + 64];
+	char t[PR_STR_MAX + 4];
 
 	if (p->w) {
 		jw_str(p->w, key, v);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%s \"%s\"", key, v);
-	pr_item(p, buf);
+	snprintf(t, sizeof(t), "\"%s\"", v);
+	pr_kv(p, key, t);
 }
 
 /* a word (a state, a name): unquoted in text */
 void pr_word(struct pr *p, const char *key, const char *v)
 {
-	char buf[PR_STR_MAX + 64];
-
-	if (p->w) {
+	if (p->w)
 		jw_str(p->w, key, v);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%s %s", key, v);
-	pr_item(p, buf);
+	else
+		pr_kv(p, key, v);
 }
 
 /* 64 bits in hex: a string in JSON ("0123456789abcdef") */
 void pr_hex64(struct pr *p, const char *key, u64 v)
 {
-	char buf[96];
+	char t[24];
 
 	if (p->w) {
 		jw_hex64(p->w, key, v);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%s %016llx", key, (unsigned long long)v);
-	pr_item(p, buf);
+	snprintf(t, sizeof(t), "%016llx", (unsigned long long)v);
+	pr_kv(p, key, t);
 }
 
 /* a boolean: true or false in JSON, "@key yes" or "@key no" in text */
 void pr_bool(struct pr *p, const char *key, bool v)
 {
-	char buf[96];
-
-	if (p->w) {
+	if (p->w)
 		jw_bool(p->w, key, v);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%s %s", key, v ? "yes" : "no");
-	pr_item(p, buf);
+	else
+		pr_kv(p, key, v ? "yes" : "no");
 }
 
 /* the numeric attributes of @f that the kernel sent, under their keys */
