@@ -134,6 +134,40 @@ peer_reconnect() {
 	"$KRTCTL" conn reset rc 99 2>&1 | grep -q "Error:" || fail "reset of an unknown index"
 }
 
+# a fatal QP event under load (fault/qp_fatal calls the QP's own event
+# handler as a driver reports a catastrophic error): each connection hit
+# fails with that reason, its requests are re-sent, nothing fails, and it
+# reconnects by itself; bad writes to the knob are refused
+qp_fatal() {
+	local p1 r0 r1 i hit=0 reasons
+	r0=$("$KRTCTL" -j conn show peer rc | jq '[.[].reconnects] | add')
+	load qf rc op write size 16k count 6000 threads 4 depth 8 timeout 30000; p1=$LOAD_PID
+	sleep 0.3
+	for ((i = 0; i < N; i++)); do
+		kill -0 "$p1" 2> /dev/null || break
+		wait_peer rc active $N 30000 || break
+		echo "rc $i" > "$KRT_DBG/fault/qp_fatal" || fail "qp_fatal rc $i refused"
+		hit=$((hit + 1))
+		sleep 0.3
+	done
+	diag "qp_fatal: $hit connections hit while the load ran"
+	[ "$hit" -gt 0 ] || fail "the load ended before the first fatal event"
+	settle qf "$p1" 6000 0
+	[ "$(j qf resent)" -gt 0 ] || fail "nothing was re-sent: the fatal events missed the load"
+	back_up rc $N "qp fatal"
+	reasons=$("$KRTCTL" -j conn show peer rc | jq -r --argjson n "$hit" \
+		'[.[] | select(.index < $n) | .reason] | unique | join(",")')
+	check_eq "$reasons" "fatal QP error" "last error of the connections hit"
+	r1=$("$KRTCTL" -j conn show peer rc | jq '[.[].reconnects] | add')
+	[ $((r1 - r0)) -ge "$hit" ] || fail "reconnects: $r0 before, $r1 after $hit fatal events"
+	check_eq "$(dmesg | grep -c 'rc/[0-9]*: QP event: QP fatal error')" \
+		"$hit" "fatal QP events logged"
+	echo "nosuch 0" > "$KRT_DBG/fault/qp_fatal" 2> /dev/null && fail "qp_fatal of an unknown peer taken"
+	echo "rc 99" > "$KRT_DBG/fault/qp_fatal" 2> /dev/null && fail "qp_fatal of an unknown index taken"
+	echo "rc" > "$KRT_DBG/fault/qp_fatal" 2> /dev/null && fail "qp_fatal without an index taken"
+	check_eq "$(conns_up rc)" $N "pool after refused qp_fatal writes"
+}
+
 # a peer gone silent: every received message dropped; heartbeats detect it
 # within hb_ms x hb_misses, the connection resets and comes back once the
 # messages flow again
@@ -309,11 +343,12 @@ teardown() {
 	unload_krt
 }
 
-ktap_plan 11
+ktap_plan 12
 run_case setup setup
 run_case 50_resets_under_load_no_error resets_under_load
 run_case noretry_fails_others_resent noretry
 run_case peer_reconnect_under_load peer_reconnect
+run_case fatal_qp_event_under_load qp_fatal
 run_case heartbeat_detects_silent_peer heartbeat
 run_case dropped_request_and_reply dropped_messages
 run_case loss_timeout_wait_then_enotconn loss_timeout

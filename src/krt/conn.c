@@ -532,6 +532,40 @@ void krt_conn_qp_event(struct ib_event *ev, void *ctx)
 }
 
 /**
+ * krt_conn_inject_qp_fatal() - report a fatal QP error as a driver would
+ * @conn: the connection; the caller holds a reference
+ *
+ * For the fault/qp_fatal knob: calls the QP's own event handler with
+ * %IB_EVENT_QP_FATAL, the way a driver reports a catastrophic QP error,
+ * and waits for the work it queues.  The release that follows drains the
+ * QP with whatever it had in flight.
+ *
+ * Return: 0, or -ENOTCONN when the connection is not active.
+ */
+int krt_conn_inject_qp_fatal(struct krt_conn *conn)
+{
+	struct ib_event ev = { .event = IB_EVENT_QP_FATAL };
+	struct ib_qp *qp = NULL;
+
+	/* release_lock keeps the QP until its handler has been called */
+	mutex_lock(&conn->release_lock);
+	mutex_lock(&krt_pool_lock);
+	if (conn->state == KRT_CONN_ACTIVE && conn->qp_id)
+		qp = conn->qp_id->qp;
+	mutex_unlock(&krt_pool_lock);
+	if (qp) {
+		ev.device = qp->device;
+		ev.element.qp = qp;
+		qp->event_handler(&ev, qp->qp_context);
+	}
+	mutex_unlock(&conn->release_lock);
+	if (!qp)
+		return -ENOTCONN;
+	flush_work(&conn->fatal_work);
+	return 0;
+}
+
+/**
  * krt_conn_fail() - a connection failed: Error, and release in the background
  * @conn: the connection
  * @reason: what happened, for conn show and events

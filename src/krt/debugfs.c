@@ -315,6 +315,35 @@ static const struct file_operations krt_dbg_hold_fops = {
 	.llseek	= default_llseek,
 };
 
+/*
+ * fault/qp_fatal: writing "PEER INDEX" reports a fatal QP error on that
+ * connection through its QP's event handler, as a driver would.
+ */
+static ssize_t krt_dbg_qp_fatal_write(struct file *f, const char __user *buf,
+				      size_t len, loff_t *ppos)
+{
+	char line[KRT_PEER_NAME_MAX + 16], name[KRT_PEER_NAME_MAX];
+	u32 index;
+	int ret;
+
+	if (len >= sizeof(line))
+		return -EINVAL;
+	if (copy_from_user(line, buf, len))
+		return -EFAULT;
+	line[len] = 0;
+	BUILD_BUG_ON(KRT_PEER_NAME_MAX != 32);	/* the width below */
+	if (sscanf(line, "%31s %u", name, &index) != 2)
+		return -EINVAL;
+	ret = krt_conn_inject_fatal(name, index);
+	return ret ? ret : len;
+}
+
+static const struct file_operations krt_dbg_qp_fatal_fops = {
+	.owner	= THIS_MODULE,
+	.write	= krt_dbg_qp_fatal_write,
+	.llseek	= noop_llseek,
+};
+
 /* ---- peers/<name>/ ---- */
 
 static const char * const krt_dbg_conn_states[] = {
@@ -665,6 +694,7 @@ void krt_debugfs_init(void)
 	debugfs_create_bool("silent", 0600, fault, &krt_fault_silent);
 	debugfs_create_u32("reconnect", 0600, fault, &krt_fault_reconnect_n);
 	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_dbg_hold_fops);
+	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_dbg_qp_fatal_fops);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 	/* quiet by default: fail-nth sweeps pass through these points too */
 	krt_fault_connect_attr.verbose = 0;

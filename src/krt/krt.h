@@ -509,6 +509,7 @@ int krt_peer_set(const char *name, const struct krt_peer_params *prm,
 		 struct netlink_ext_ack *extack);
 int krt_peer_reconnect(const char *name, struct netlink_ext_ack *extack);
 int krt_conn_reset(const char *name, u32 index, struct netlink_ext_ack *extack);
+int krt_conn_inject_fatal(const char *name, u32 index);
 u32 krt_peer_next_attempt_ms(struct krt_peer *peer, bool *scheduled);
 u32 krt_peer_loss_left_ms(struct krt_peer *peer, bool *counting);
 u32 krt_peer_attempt(struct krt_peer *peer);
@@ -520,6 +521,7 @@ u32 krt_peer_conns_up(struct krt_peer *peer);
 void krt_peer_update_state(struct krt_peer *peer);
 void krt_conn_start(struct krt_conn *conn);
 void krt_conn_fail(struct krt_conn *conn, const char *reason);
+int krt_conn_inject_qp_fatal(struct krt_conn *conn);
 struct krt_conn *krt_conn_alloc(struct krt_peer *peer, u32 index, bool inbound);
 void krt_conn_put(struct krt_conn *conn);
 void krt_peer_put(struct krt_peer *peer);

@@ -888,6 +888,39 @@ int krt_conn_reset(const char *name, u32 index, struct netlink_ext_ack *extack)
 }
 
 /**
+ * krt_conn_inject_fatal() - fault/qp_fatal: a fatal QP event on a connection
+ * @name: the peer
+ * @index: the connection's index in the pool
+ *
+ * Return: 0, -ENOENT for an unknown peer or index, -ENOTCONN when the
+ * connection is not active.
+ */
+int krt_conn_inject_fatal(const char *name, u32 index)
+{
+	struct krt_conn *conn, *hit = NULL;
+	struct krt_peer *peer;
+	int ret;
+
+	mutex_lock(&krt_pool_lock);
+	peer = krt_peer_find_locked(name);
+	if (peer) {
+		list_for_each_entry(conn, &peer->conns, entry) {
+			if (conn->index == index) {
+				hit = conn;
+				kref_get(&hit->ref);
+				break;
+			}
+		}
+	}
+	mutex_unlock(&krt_pool_lock);
+	if (!hit)
+		return -ENOENT;
+	ret = krt_conn_inject_qp_fatal(hit);
+	krt_conn_put(hit);
+	return ret;
+}
+
+/**
  * krt_peer_attempt() - connect attempts since the last success
  * @peer: the peer; caller holds krt_pool_lock
  *
