@@ -139,24 +139,31 @@ peer_reconnect() {
 # fails with that reason, its requests are re-sent, nothing fails, and it
 # reconnects by itself; bad writes to the knob are refused
 qp_fatal() {
-	local p1 r0 r1 i hit=0 reasons
+	local p1 r0 r1 i=0 idx hit=0 reasons
+	local -a hits=()
 	r0=$("$KRTCTL" -j conn show peer rc | jq '[.[].reconnects] | add')
-	load qf rc op write size 16k count 6000 threads 4 depth 8 timeout 30000; p1=$LOAD_PID
-	sleep 0.3
-	for ((i = 0; i < N; i++)); do
-		kill -0 "$p1" 2> /dev/null || break
-		wait_peer rc active $N 30000 || break
-		echo "rc $i" > "$KRT_DBG/fault/qp_fatal" || fail "qp_fatal rc $i refused"
-		hit=$((hit + 1))
+	load qf rc op write size 16k count 12000 threads 4 depth 8 timeout 30000; p1=$LOAD_PID
+	sleep 0.5
+	# round the pool twice while the load runs; a connection still
+	# coming back from the last hit refuses with ENOTCONN
+	while [ $i -lt $((2 * N)) ] && kill -0 "$p1" 2> /dev/null; do
+		idx=$((i % N))
+		i=$((i + 1))
+		if echo "rc $idx" 2> /dev/null > "$KRT_DBG/fault/qp_fatal"; then
+			hit=$((hit + 1))
+			hits[idx]=1
+		elif [ "$("$KRTCTL" -j conn show peer rc | jq -r ".[] | select(.index == $idx) | .state")" = active ]; then
+			fail "qp_fatal rc $idx refused while the connection was active"
+		fi
 		sleep 0.3
 	done
-	diag "qp_fatal: $hit connections hit while the load ran"
+	diag "qp_fatal: $hit fatal events ($i tried) while the load ran, on connections ${!hits[*]}"
 	[ "$hit" -gt 0 ] || fail "the load ended before the first fatal event"
-	settle qf "$p1" 6000 0
+	settle qf "$p1" 12000 0
 	[ "$(j qf resent)" -gt 0 ] || fail "nothing was re-sent: the fatal events missed the load"
 	back_up rc $N "qp fatal"
-	reasons=$("$KRTCTL" -j conn show peer rc | jq -r --argjson n "$hit" \
-		'[.[] | select(.index < $n) | .reason] | unique | join(",")')
+	reasons=$("$KRTCTL" -j conn show peer rc | jq -r --arg hit " ${!hits[*]} " \
+		'[.[] | select(. as $c | $hit | contains(" \($c.index) ")) | .reason] | unique | join(",")')
 	check_eq "$reasons" "fatal QP error" "last error of the connections hit"
 	r1=$("$KRTCTL" -j conn show peer rc | jq '[.[].reconnects] | add')
 	[ $((r1 - r0)) -ge "$hit" ] || fail "reconnects: $r0 before, $r1 after $hit fatal events"
