@@ -28,7 +28,8 @@ USER_CFLAGS := -O2 -g -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 USER_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl)
 
 KRTCTL_SRCS := $(wildcard src/krtctl/*.c)
-KRTCTL_HDRS := $(wildcard src/krtctl/*.h) include/uapi/linux/krt.h include/uapi/linux/krt_stats.h
+KRTCTL_HDRS := $(wildcard src/krtctl/*.h) include/uapi/linux/krt.h include/uapi/linux/krt_stats.h \
+	include/uapi/linux/krt_bench.h
 
 VERSION := $(shell sed -n 's/^\#define KRT_VERSION[ \t]*"\(.*\)"/\1/p' src/krt/krt.h)
 PREFIX ?= /usr/local

@@ -11,7 +11,9 @@
  * submitted in all, or ``time`` seconds passed, then waits for its
  * requests to complete.  A request's latency runs from just before
  * krt_submit() to its @done callback, into a per-thread log2 histogram
- * (4 buckets per power of two) merged at the end.
+ * (4 buckets per power of two) merged at the end.  Times come from
+ * ktime_get_ns(), one clock for every CPU (a request may complete on
+ * another CPU than the one that submitted it).
  *
  * Unverified, nothing is touched per request: every request of a run
  * uses the same message (krt copies it at submission) and the same data
@@ -37,7 +39,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/sched/clock.h>
+#include <linux/timekeeping.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -56,8 +58,8 @@ struct krt_bench_io {
 	struct krt_req		req;
 	struct krt_bench_thr	*t;
 	struct list_head	entry;		/* free or done list */
-	u64			t0;		/* before submission */
-	u64			t1;		/* at completion */
+	u64			t0;		/* before submission, ktime_get_ns() */
+	u64			t1;		/* at completion, ktime_get_ns() */
 	u32			seed;
 	struct bio_vec		*bv;		/* own (verify) or the run's */
 	u8			*msg;		/* own (verify) or the run's */
@@ -91,7 +93,7 @@ struct krt_bench_run {
 	struct krt_peer			*peer;
 	struct list_head		entry;		/* on krt_bench_runs */
 	bool				stop;		/* WRITE_ONCE/READ_ONCE */
-	u64				end_ns;		/* time mode: local_clock() */
+	u64				end_ns;		/* time mode: ktime_get_ns() */
 	struct krt_bench_thr		*thr;
 	/* unverified: what every request uses */
 	struct page			**pages;
@@ -106,7 +108,7 @@ static void krt_bench_io_done(struct krt_req *req)
 	struct krt_bench_thr *t = io->t;
 	unsigned long flags;
 
-	io->t1 = local_clock();
+	io->t1 = ktime_get_ns();
 	/*
 	 * ORDER: wake under the lock: the thread takes it before it may
 	 * finish and free @t, so the wait queue is still there.
@@ -168,7 +170,7 @@ static int krt_bench_io_submit(struct krt_bench_io *io)
 		else	/* a read must bring the pattern: start from its opposite */
 			krt_bench_pat_buf(io->bv, io->req.nr_bvec, ~io->seed, true);
 	}
-	io->t0 = local_clock();
+	io->t0 = ktime_get_ns();
 	return krt_submit(t->run->peer, &io->req);
 }
 
@@ -177,7 +179,7 @@ static bool krt_bench_can_submit(struct krt_bench_thr *t, u64 submitted)
 	struct krt_bench_run *run = t->run;
 
 	return !t->refused && !READ_ONCE(run->stop) && submitted < t->count &&
-	       (!run->end_ns || local_clock() < run->end_ns);
+	       (!run->end_ns || ktime_get_ns() < run->end_ns);
 }
 
 /* One thread's requests, until it may submit no more and all completed. */
@@ -567,11 +569,15 @@ static u32 krt_bench_run_threads(struct krt_bench_run *run)
 	if (started < run->a->threads)
 		krt_bench_run_stop(run);
 	for (i = 0; i < started; i++) {
-		/* a signal stops the run; then wait for what is in flight */
-		if (!READ_ONCE(run->stop) &&
-		    wait_for_completion_interruptible(&run->thr[i].exited))
+		/*
+		 * A signal stops the run; then wait, idle, for what is in
+		 * flight.  Each completion is waited for (consumed) once.
+		 */
+		if (READ_ONCE(run->stop) ||
+		    wait_for_completion_interruptible(&run->thr[i].exited)) {
 			krt_bench_run_stop(run);
-		wait_for_completion_state(&run->thr[i].exited, TASK_IDLE);
+			wait_for_completion_state(&run->thr[i].exited, TASK_IDLE);
+		}
 	}
 	return started;
 }
@@ -619,14 +625,14 @@ int krt_bench_run(const struct krt_bench_args *a, struct krt_bench_result *res,
 		goto out_run;
 	}
 	cpu0 = krt_bench_cpu_ns();
-	t0 = local_clock();
+	t0 = ktime_get_ns();
 	if (a->time_s)
 		run->end_ns = t0 + (u64)a->time_s * NSEC_PER_SEC;
 	if (krt_bench_run_threads(run) < a->threads) {
 		NL_SET_ERR_MSG_MOD(extack, "cannot start the run's threads");
 		ret = -ENOMEM;
 	}
-	res->elapsed_ns = local_clock() - t0;
+	res->elapsed_ns = ktime_get_ns() - t0;
 	res->cpu_ns = krt_bench_cpu_ns() - cpu0;
 	krt_bench_run_del(run);
 	res->stopped = READ_ONCE(run->stop);
