@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # krt: build the module (kbuild) and krtctl; run checks and guest tests.
-#   make                 module + tool
+#   make                 modules (krt.ko, krt_bench.ko) + tool
 #   make C=1 / W=1       sparse / extra warnings, passed to kbuild
 #   make checkstyle      checkpatch.pl --strict over src/ and include/
 #   make check           deps, build, checkstyle, sparse, selftests in guests
@@ -28,7 +28,8 @@ USER_CFLAGS := -O2 -g -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 USER_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl)
 
 KRTCTL_SRCS := $(wildcard src/krtctl/*.c)
-KRTCTL_HDRS := $(wildcard src/krtctl/*.h) include/uapi/linux/krt.h include/uapi/linux/krt_stats.h
+KRTCTL_HDRS := $(wildcard src/krtctl/*.h) include/uapi/linux/krt.h include/uapi/linux/krt_stats.h \
+	include/uapi/linux/krt_bench.h
 
 VERSION := $(shell sed -n 's/^\#define KRT_VERSION[ \t]*"\(.*\)"/\1/p' src/krt/krt.h)
 PREFIX ?= /usr/local
@@ -88,18 +89,20 @@ bench-stats:
 man:
 	scripts/check-man $(MAN_OUT)
 
-# make install: module to $(MODDIR) (depmod when DESTDIR is empty: a
+# make install: modules (krt.ko, krt_bench.ko) to $(MODDIR) (depmod when DESTDIR is empty: a
 # package runs it in its postinst), krtctl and krt-boot to $(SBINDIR), the
 # uapi header to $(PREFIX)/include/linux, the kernel API and Module.symvers
 # to $(KRT_SRCDIR), man pages, bash completion, krt.service, and the
 # example configuration (never over an existing /etc/krt/krt.conf)
 install: install-guard all man
 	install -D -m 0644 src/krt/krt.ko $(DESTDIR)$(MODDIR)/krt.ko
+	install -D -m 0644 src/krt-bench/krt_bench.ko $(DESTDIR)$(MODDIR)/krt_bench.ko
 	install -D -m 0755 src/krtctl/krtctl $(DESTDIR)$(SBINDIR)/krtctl
 	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' packaging/krt-boot.in > .vm/krt-boot
 	install -D -m 0755 .vm/krt-boot $(DESTDIR)$(SBINDIR)/krt-boot
 	install -D -m 0644 include/uapi/linux/krt.h $(DESTDIR)$(PREFIX)/include/linux/krt.h
 	install -D -m 0644 include/uapi/linux/krt_stats.h $(DESTDIR)$(PREFIX)/include/linux/krt_stats.h
+	install -D -m 0644 include/uapi/linux/krt_bench.h $(DESTDIR)$(PREFIX)/include/linux/krt_bench.h
 	install -D -m 0644 include/krt/krt.h $(DESTDIR)$(KRT_SRCDIR)/include/krt/krt.h
 	install -D -m 0644 include/uapi/linux/krt.h $(DESTDIR)$(KRT_SRCDIR)/include/uapi/linux/krt.h
 	install -D -m 0644 include/uapi/linux/krt_stats.h $(DESTDIR)$(KRT_SRCDIR)/include/uapi/linux/krt_stats.h
@@ -119,9 +122,10 @@ install: install-guard all man
 # KRT_SRCDIR may be where someone keeps sources) except /etc/krt/krt.conf
 # (the node's configuration stays, as a package's conffile does)
 uninstall: install-guard
-	rm -f $(DESTDIR)$(MODDIR)/krt.ko $(DESTDIR)$(SBINDIR)/krtctl \
+	rm -f $(DESTDIR)$(MODDIR)/krt.ko $(DESTDIR)$(MODDIR)/krt_bench.ko $(DESTDIR)$(SBINDIR)/krtctl \
 		$(DESTDIR)$(SBINDIR)/krt-boot $(DESTDIR)$(PREFIX)/include/linux/krt.h \
 		$(DESTDIR)$(PREFIX)/include/linux/krt_stats.h \
+		$(DESTDIR)$(PREFIX)/include/linux/krt_bench.h \
 		$(DESTDIR)$(KRT_SRCDIR)/include/uapi/linux/krt_stats.h \
 		$(DESTDIR)$(MANDIR)/man8/krtctl.8 $(DESTDIR)$(MANDIR)/man4/krt.4 \
 		$(DESTDIR)$(COMPLETIONDIR)/krtctl $(DESTDIR)$(SYSTEMDDIR)/krt.service \
@@ -148,13 +152,14 @@ install-guard:
 		esac; \
 	done
 
-# DKMS: the module's sources (no tool, no tests) under $(DKMS_SRC), then
+# DKMS: the modules' sources (krt and krt_bench; no tool, no tests) under $(DKMS_SRC), then
 # dkms builds and installs it for KVER and for every kernel installed later
 dkms-src: install-guard
 	rm -rf $(DESTDIR)$(DKMS_SRC)
 	install -d $(DESTDIR)$(DKMS_SRC)
-	cp -r --parents Kbuild dkms.conf include src/krt/*.[ch] src/krt/Kbuild $(DESTDIR)$(DKMS_SRC)/
-	rm -f $(DESTDIR)$(DKMS_SRC)/src/krt/*.mod.c
+	cp -r --parents Kbuild dkms.conf include src/krt/*.[ch] src/krt/Kbuild \
+		src/krt-bench/*.[ch] src/krt-bench/Kbuild $(DESTDIR)$(DKMS_SRC)/
+	rm -f $(DESTDIR)$(DKMS_SRC)/src/krt/*.mod.c $(DESTDIR)$(DKMS_SRC)/src/krt-bench/*.mod.c
 
 dkms-install: dkms-src
 	dkms add krt/$(VERSION)

@@ -328,7 +328,7 @@ help_objects() {
 	local all objs o out cmds
 	all=$("$KRTCTL" help)
 	objs=$(sed -n 's/^where  OBJECT := { \(.*\) }$/\1/p' <<< "$all" | tr -d '|')
-	check_eq "$objs" "dev  listen  peer  conn  stats  top  monitor  ping  xfer  save  help" "objects of the usage"
+	check_eq "$objs" "dev  listen  peer  conn  stats  top  monitor  ping  xfer  bench  save  help" "objects of the usage"
 	out=$("$KRTCTL" help peer)
 	check_eq "$(head -1 <<< "$out")" "Usage: krtctl [OPTIONS] peer ..." "help peer, first line"
 	grep -q "^  peer add NAME addr IP \[port P\]" <<< "$out" || fail "help peer lacks peer add: $out"
@@ -492,7 +492,7 @@ completion() {
 	bash -n "$KRT_ROOT/packaging/bash-completion/krtctl" || fail "syntax"
 	check_eq "$(bash -c ". '$KRT_ROOT/packaging/bash-completion/krtctl'; complete -p krtctl")" \
 		"complete -F _krtctl krtctl" "complete -p"
-	check_eq "$(comp "")" "conn dev help listen monitor peer ping save stats top xfer" "krtctl "
+	check_eq "$(comp "")" "bench conn dev help listen monitor peer ping save stats top xfer" "krtctl "
 	check_eq "$(comp p)" "peer ping" "krtctl p"
 	check_eq "$(comp -j pe)" "peer" "krtctl -j pe"
 	check_eq "$(comp peer "")" "add del help reconnect set show" "krtctl peer "
@@ -511,9 +511,11 @@ completion() {
 	check_eq "$(comp xfer x op "")" "read write" "xfer op "
 	check_eq "$(comp xfer x nowait op read "")" "count depth noretry size threads timeout" "xfer after a flag"
 	check_eq "$(comp ping x "")" "count noretry size timeout" "ping NAME "
+	check_eq "$(comp bench x op "")" "read send write" "bench op "
+	check_eq "$(comp bench x verify op send "")" "count depth size threads time" "bench after a flag"
 	check_eq "$(comp monitor "")" "count" "monitor "
-	check_eq "$(comp help "")" "conn dev help listen monitor peer ping save stats top xfer" "help "
-	check_eq "$(comp -j "")" "conn dev help listen monitor peer ping save stats top xfer" "krtctl -j "
+	check_eq "$(comp help "")" "bench conn dev help listen monitor peer ping save stats top xfer" "help "
+	check_eq "$(comp -j "")" "bench conn dev help listen monitor peer ping save stats top xfer" "krtctl -j "
 }
 
 prefix_and_json() {

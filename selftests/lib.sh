@@ -11,6 +11,7 @@ KSFT_SKIP=4
 KRT_ROOT=${KRT_WORK:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 KRT_KO=$KRT_ROOT/src/krt/krt.ko
 KRTCTL=$KRT_ROOT/src/krtctl/krtctl
+KRT_BENCH_KO=$KRT_ROOT/src/krt-bench/krt_bench.ko
 KRT_DBG=/sys/kernel/debug/krt
 # How much slower than Debian's kernel this one runs: bounds on elapsed
 # time (detection within N ms) are multiplied by it.  check-debug sets it
@@ -118,6 +119,9 @@ load_krt() {
 }
 
 unload_krt() {
+	if [ -d /sys/module/krt_bench ]; then
+		rmmod krt_bench || { fail "rmmod krt_bench"; return 1; }
+	fi
 	krt_loaded || return 0
 	rmmod krt || { fail "rmmod krt"; return 1; }
 }
@@ -154,6 +158,8 @@ cleanup_all() {
 			ip link del "$ifn" 2>/dev/null
 		done < "$TMPD/rxe"
 	fi
+	# krt_bench uses krt's symbols: it goes first
+	[ -d /sys/module/krt_bench ] && rmmod krt_bench 2>/dev/null
 	krt_loaded && rmmod krt 2>/dev/null
 }
 

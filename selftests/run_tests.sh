@@ -25,6 +25,7 @@ scrub() {
 		while read -r l; do rdma link del "$l"; done
 	ip -o link show 2> /dev/null | awk -F': ' '$2 ~ /^krtd/ { sub("@.*", "", $2); print $2 }' |
 		while read -r l; do ip link del "$l"; done
+	[ -d /sys/module/krt_bench ] && rmmod krt_bench 2> /dev/null
 	[ -d /sys/module/krt ] && rmmod krt 2> /dev/null
 	return 0
 }

@@ -64,7 +64,9 @@ enum krt_data_dir {
  * @rsp_max: size of @rsp
  * @dir: enum krt_data_dir
  * @bvec: the data buffer, any pages; only the first segment may start and
- *	only the last may end inside a page
+ *	only the last may end inside a page.  krt only reads the array, so
+ *	requests in flight may share one array and its pages (as a load
+ *	generator that never looks at the data does)
  * @nr_bvec: segments in @bvec
  * @data_len: bytes in @bvec, at most the connection's max IO size
  * @done: called once when the request completes, in softirq context or

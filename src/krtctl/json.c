@@ -179,6 +179,13 @@ void jw_uint(struct jw *w, const char *key, unsigned long long val)
 	fprintf(w->f, "%llu", val);
 }
 
+/* a finite number with 3 decimals (a rate); JSON has no NaN: 0 then */
+void jw_float(struct jw *w, const char *key, double val)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%.3f", val == val && val - val == 0 ? val : 0.0);
+}
+
 void jw_hex64(struct jw *w, const char *key, unsigned long long val)
 {
 	char buf[24];

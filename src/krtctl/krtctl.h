@@ -112,6 +112,7 @@ ssize_t nl_recv(struct krtctl *k);
 struct nlmsghdr *nl_msg(struct krtctl *k, u8 cmd, u16 flags);
 int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 int nl_join_events(struct krtctl *k);
+int nl_family_resolve(struct krtctl *k, const char *name, const char *module, u16 *id);
 int nl_parse_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
 		   struct nl_policy *p);
 int nl_report(int ret, const char *what);
@@ -140,6 +141,7 @@ void jw_end_arr(struct jw *w);
 void jw_str(struct jw *w, const char *key, const char *val);
 void jw_uint(struct jw *w, const char *key, unsigned long long val);
 void jw_bool(struct jw *w, const char *key, bool val);
+void jw_float(struct jw *w, const char *key, double val);
 void jw_hex64(struct jw *w, const char *key, unsigned long long val);
 void jw_done(struct jw *w);
 
@@ -162,6 +164,7 @@ struct pr {
 
 void pr_item(struct pr *p, const char *item);
 void pr_u64(struct pr *p, const char *key, u64 v);
+void pr_float(struct pr *p, const char *key, double v);
 void pr_ns(struct pr *p, const char *key, const char *label, u64 ns);
 void pr_str(struct pr *p, const char *key, const char *v);
 void pr_word(struct pr *p, const char *key, const char *v);
@@ -246,6 +249,8 @@ int cmd_peer(int argc, char **argv);
 int cmd_conn(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_xfer(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int get_size(const char *s, u32 *val);
 int cmd_save(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);

@@ -110,6 +110,10 @@ static const struct {
 	{ "xfer", "xfer NAME op { read | write } [size S] [count N] [depth D] [threads T]" },
 	{ "xfer", "     [timeout MS] [nowait] [noretry]" },
 	{ "xfer", "                                zero-copy RDMA through FRWR, data verified" },
+	{ "bench", "bench NAME op { send | read | write } size S depth D [threads N]" },
+	{ "bench", "      [time T | count N] [verify]" },
+	{ "bench", "                                load from krt_bench.ko: requests/s, MiB/s," },
+	{ "bench", "                                latency p50/p99/p99.9/max, CPU per request" },
 	{ "save", "save [FILE]                     the running configuration as a -b file" },
 	{ "help", "help [OBJECT]                   this text, or one object's commands" },
 };
@@ -131,18 +135,19 @@ static const char *const examples[] = {
 	"krtctl -j monitor",
 	"krtctl ping store2 count 100 size 512",
 	"krtctl xfer store2 op read size 1M count 50 depth 8 threads 4",
+	"krtctl bench store2 op read size 4k depth 32 threads 4 time 10",
 	"krtctl save /etc/krt/krt.conf",
 };
 
 /* the objects, in the order of the usage */
 enum { OBJ_DEV, OBJ_LISTEN, OBJ_PEER, OBJ_CONN, OBJ_STATS, OBJ_TOP, OBJ_MONITOR,
-	OBJ_PING, OBJ_XFER, OBJ_SAVE, OBJ_HELP, OBJ_MAX };
+	OBJ_PING, OBJ_XFER, OBJ_BENCH, OBJ_SAVE, OBJ_HELP, OBJ_MAX };
 
 static const char *const objects[OBJ_MAX] = {
 	[OBJ_DEV] = "dev", [OBJ_LISTEN] = "listen", [OBJ_PEER] = "peer",
 	[OBJ_CONN] = "conn", [OBJ_STATS] = "stats", [OBJ_TOP] = "top",
 	[OBJ_MONITOR] = "monitor", [OBJ_PING] = "ping", [OBJ_XFER] = "xfer",
-	[OBJ_SAVE] = "save", [OBJ_HELP] = "help",
+	[OBJ_BENCH] = "bench", [OBJ_SAVE] = "save", [OBJ_HELP] = "help",
 };
 
 /*
@@ -230,6 +235,8 @@ static int do_cmd(int argc, char **argv)
 		return cmd_ping(argc, argv);
 	case OBJ_XFER:
 		return cmd_xfer(argc, argv);
+	case OBJ_BENCH:
+		return cmd_bench(argc, argv);
 	case OBJ_SAVE:
 		return cmd_save(argc, argv);
 	case OBJ_HELP:

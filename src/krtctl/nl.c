@@ -345,7 +345,8 @@ int nl_talk(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 
 	if (ret)
 		return ret;
-	nlh->nlmsg_type = k->family;
+	if (!nlh->nlmsg_type)	/* krt's, unless nl_family_resolve() gave another */
+		nlh->nlmsg_type = k->family;
 	if (!k->replay)
 		fail_nth_arm();
 	ret = nl_xfer(k, nlh, cb, data);
@@ -364,9 +365,14 @@ int nl_init(struct krtctl *k)
 	return k->buf && k->req ? 0 : -1;
 }
 
-static int nl_family(struct krtctl *k)
+/*
+ * Look generic netlink family @name up on the open socket.  Return: 0,
+ * -1 with errno set, -2 when the error was printed (@module, the module
+ * that registers the family, is not loaded).
+ */
+static int nl_resolve(struct krtctl *k, const char *name, const char *module,
+		      struct family_info *fi)
 {
-	struct family_info fi = { 0 };
 	u32 buf[64];	/* k->req holds the request waiting for the family */
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct genlmsghdr *g;
@@ -377,20 +383,50 @@ static int nl_family(struct krtctl *k)
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
 	g->cmd = CTRL_CMD_GETFAMILY;
 	g->version = 1;
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, KRT_GENL_NAME);
-	if (nl_xfer(k, nlh, family_cb, &fi) < 0 || !fi.id) {
-		if (errno == ENOENT || !fi.id) {
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
+	if (nl_xfer(k, nlh, family_cb, fi) < 0 || !fi->id) {
+		if (errno == ENOENT || !fi->id) {
 			fprintf(stderr,
-				"Error: krt is not loaded (no generic netlink family \"%s\").\n",
-				KRT_GENL_NAME);
+				"Error: %s is not loaded (no generic netlink family \"%s\").\n",
+				module, name);
 			errno = ENOENT;
 			return -2;
 		}
 		return -1;
 	}
+	return 0;
+}
+
+static int nl_family(struct krtctl *k)
+{
+	struct family_info fi = { 0 };
+	int ret = nl_resolve(k, KRT_GENL_NAME, "krt", &fi);
+
+	if (ret)
+		return ret;
 	k->family = fi.id;
 	k->events_group = fi.events;
 	return 0;
+}
+
+/*
+ * The id of another generic netlink family than krt's (krt_bench's), for
+ * the nlmsg_type of a request of nl_msg(); nl_talk() sends a request with
+ * a type set as it is.  krt must be loaded too.  With KRTCTL_REPLY: 0.
+ * Return: 0, -1 with errno set, -2 when the error was printed.
+ */
+int nl_family_resolve(struct krtctl *k, const char *name, const char *module, u16 *id)
+{
+	struct family_info fi = { 0 };
+	int ret = nl_ready(k);
+
+	*id = 0;
+	if (ret || k->replay)
+		return ret;
+	ret = nl_resolve(k, name, module, &fi);
+	if (!ret)
+		*id = fi.id;
+	return ret;
 }
 
 static int nl_open(struct krtctl *k)

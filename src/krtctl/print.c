@@ -43,6 +43,19 @@ void pr_u64(struct pr *p, const char *key, u64 v)
 	pr_kv(p, key, t);
 }
 
+/* a rate or other measured number, 3 decimals in both outputs */
+void pr_float(struct pr *p, const char *key, double v)
+{
+	char t[48];
+
+	if (p->w) {
+		jw_float(p->w, key, v);
+		return;
+	}
+	snprintf(t, sizeof(t), "%.3f", v == v && v - v == 0 ? v : 0.0);
+	pr_kv(p, key, t);
+}
+
 /* a time: raw ns under @key in JSON, "@label 12.5us" in text (@label NULL: JSON only) */
 void pr_ns(struct pr *p, const char *key, const char *label, u64 ns)
 {

@@ -96,7 +96,7 @@ static int test_cb(const struct nlmsghdr *nlh, void *data)
  * "4096", "4k", "64K", "1m", "2G": bytes; it must fit the u32 of
  * KRT_A_TEST_SIZE (a larger value is an error, never a wrap).
  */
-static int get_size(const char *s, u32 *val)
+int get_size(const char *s, u32 *val)
 {
 	static const char units[] = "kmgt";
 	unsigned long long v;
