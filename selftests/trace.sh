@@ -7,9 +7,9 @@
 # counts equal to what was sent), refusals, connection resets under load
 # (error with its reason, the reconnect with attempt and delay, active
 # again, each re-send with its old and new connection), the backoff of
-# failed attempts, a missed heartbeat and a malformed message are traced;
-# turning the events off stops the output; rmmod with the events on is
-# clean.
+# failed attempts, a refused connect request, a missed heartbeat and a
+# malformed message are traced; turning the events off stops the output;
+# rmmod with the events on is clean.
 . "$(dirname "$0")/lib.sh"
 
 T=/sys/kernel/tracing
@@ -22,16 +22,26 @@ EVENTS="krt_cm_event krt_cm_listen_event krt_cm_reject krt_conn_state
 	krt_sq_wait krt_wc_error"
 BUF_KB0=""	# buffer_size_kb before the test
 
-# snap NAME: the trace buffer now, in $TMPD/NAME; fails when events were
+# snap NAME: the trace buffer now, in $TMPD/NAME, and each event's lines
+# (what follows "EVENT: ") in $TMPD/NAME.d/EVENT; fails when events were
 # lost (the ring buffer overran)
 snap() {
 	cat "$T/trace" > "$TMPD/$1" || { fail "cannot read $T/trace"; return 1; }
 	local e
 	e=$(sed -n 's/^# entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' "$TMPD/$1")
 	[ -n "$e" ] && [ "${e% *}" = "${e#* }" ] || fail "$1: events lost (in buffer/written: $e)"
+	rm -rf "$TMPD/$1.d" && mkdir "$TMPD/$1.d"
+	awk -v d="$TMPD/$1.d" 'match($0, / krt_[a-z_]+: /) {
+		print substr($0, RSTART + RLENGTH) > (d "/" substr($0, RSTART + 1, RLENGTH - 3)) }' "$TMPD/$1"
 }
-# ev FILE EVENT: the fields of EVENT's lines in FILE (what follows "EVENT: ")
-ev() { sed -n "s/^.* $2: //p" "$TMPD/$1"; }
+# ev NAME EVENT: the fields of EVENT's lines in snapshot NAME
+ev() { [ ! -f "$TMPD/$1.d/$2" ] || cat "$TMPD/$1.d/$2"; }
+# is FILE WANT WHAT: FILE (one line) reads WANT, without a subshell
+is() {
+	local v
+	read -r v < "$1"
+	check_eq "$v" "$2" "$3"
+}
 # evp FILE EVENT PEER: the same, for one peer
 evp() { ev "$1" "$2" | grep "^peer=$3 "; }
 # fld KEY: the value of KEY=value on each line of stdin
@@ -98,13 +108,13 @@ events_listed() {
 	check_eq "$have" "$want" "events in $T/events/krt"
 	for e in $EVENTS; do
 		[ -r "$T/events/krt/$e/format" ] || fail "$e: no format"
-		check_eq "$(cat "$T/events/krt/$e/enable")" 1 "$e enabled"
+		is "$T/events/krt/$e/enable" 1 "$e enabled"
 	done
-	check_eq "$(cat "$T/events/krt/enable")" 1 "events/krt/enable"
+	is "$T/events/krt/enable" 1 "events/krt/enable"
 	# the fields the documentation names
 	for e in krt_conn_state:reason krt_conn_state:old krt_conn_state:state \
 		 krt_req_done:latency_us krt_req_done:status krt_req_done:id \
-		 krt_req_resend:from krt_req_resend:to krt_reconnect:attempt \
+		 krt_req_resend:from_conn krt_req_resend:to_conn krt_reconnect:attempt \
 		 krt_reconnect:delay_ms krt_cm_event:event krt_cm_event:status \
 		 krt_msg_malformed:reason krt_hb_miss:idle_ms krt_mr_error:err; do
 		grep -q "field:.* ${e#*:};" "$T/events/krt/${e%%:*}/format" ||
@@ -274,6 +284,29 @@ backoff_traced() {
 	diag "conn 0: $ok reconnects, last $(evp bo krt_reconnect tr | grep '^peer=tr conn=0 ' | tail -1)"
 }
 
+# a connect request refused by this node (our own, with a bad version):
+# the reject with its reason at the passive side, REJECTED and the
+# error with the same reason at the active side, then accepted
+reject_traced() {
+	clear_trace
+	echo 2 > "$KRT_DBG/fault/cm_req"
+	"$KRTCTL" peer add rj addr "$A" conns 1 reconnect_ms 100 reconnect_max_ms 200 ||
+		{ fail "peer add rj"; echo 0 > "$KRT_DBG/fault/cm_req"; return 1; }
+	busywait 10000 grep -q ' krt_cm_reject: ' "$T/trace" || fail "no reject traced"
+	echo 0 > "$KRT_DBG/fault/cm_req"
+	wait_peer rj active 1 || fail "rj not up after the rejects"
+	snap rj || return 1
+	ev rj krt_cm_reject | grep -q "^from=$A:[0-9]* reason=1 protocol version mismatch$" ||
+		fail "reject: $(ev rj krt_cm_reject | head -3)"
+	evp rj krt_cm_event rj | grep -q '^peer=rj conn=0 outbound event=REJECTED status=[0-9]*$' ||
+		fail "no REJECTED: $(evp rj krt_cm_event rj | head -5)"
+	evp rj krt_conn_state rj | grep -q '^peer=rj conn=0 outbound connecting -> error attempt=1 reason=rejected: protocol version mismatch$' ||
+		fail "rj error: $(evp rj krt_conn_state rj | head -5)"
+	evp rj krt_conn_state rj | grep -q '^peer=rj conn=0 outbound connecting -> active attempt=[0-9]* reason=$' ||
+		fail "rj not traced active"
+	"$KRTCTL" peer del rj || fail "peer del rj"
+}
+
 # a silent peer (every message dropped): a heartbeat miss with its idle
 # time and bound, then the reset with the reason
 heartbeat_traced() {
@@ -320,7 +353,7 @@ disable_stops_output() {
 	local e
 	echo 0 > "$T/events/krt/enable" || fail "disable"
 	for e in $EVENTS; do
-		check_eq "$(cat "$T/events/krt/$e/enable")" 0 "$e off"
+		is "$T/events/krt/$e/enable" 0 "$e off"
 	done
 	clear_trace
 	run_ok p ping tr count 100 || return 1
@@ -346,8 +379,10 @@ rmmod_enabled() {
 	unload_krt || return 1
 	[ -e "$T/events/krt" ] && fail "events/krt left after rmmod"
 	cat "$T/trace" > "$TMPD/gone" || fail "reading the buffer after rmmod"
+	# the kernel clears the buffer of a module's events when it goes
+	check_eq "$(grep -c ' krt_' "$TMPD/gone")" 0 "krt events left in the buffer after rmmod"
 	load_krt || return 1
-	check_eq "$(cat "$T/events/krt/enable")" 0 "events off after a new load"
+	is "$T/events/krt/enable" 0 "events off after a new load"
 	check_eq "$(find "$T/events/krt" -mindepth 1 -maxdepth 1 -type d | wc -l)" \
 		"$(echo $EVENTS | wc -w)" "events listed again"
 	unload_krt || return 1
@@ -357,13 +392,14 @@ rmmod_enabled() {
 	return 0
 }
 
-ktap_plan 10
+ktap_plan 11
 run_case setup setup
 run_case events_listed events_listed
 run_case connect_traced connect_traced
 run_case requests_traced_submit_done_ids requests_traced
 run_case reset_reconnect_resend_traced reset_reconnect_traced
 run_case backoff_attempts_traced backoff_traced
+run_case reject_traced reject_traced
 run_case heartbeat_miss_traced heartbeat_traced
 run_case malformed_message_traced malformed_traced
 run_case disable_stops_output disable_stops_output

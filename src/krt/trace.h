@@ -112,21 +112,21 @@ TRACE_EVENT(krt_conn_state,
 		     const char *reason),
 	    TP_ARGS(conn, old, state, reason),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(bool, inbound)
 			     __field(u32, old)
 			     __field(u32, state)
 			     __field(u32, attempt)
 			     __string(reason, reason ?: "")),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->inbound = conn->inbound;
 			   __entry->old = old;
 			   __entry->state = state;
 			   __entry->attempt = conn->attempt;
 			   __assign_str(reason, reason ?: "");),
 	    TP_printk("peer=%s conn=%u %s %s -> %s attempt=%u reason=%s",
-		      __get_str(peer), __entry->index,
+		      __get_str(peer), __entry->conn,
 		      __entry->inbound ? "inbound" : "outbound",
 		      krt_show_conn_state(__entry->old),
 		      krt_show_conn_state(__entry->state), __entry->attempt,
@@ -141,53 +141,53 @@ TRACE_EVENT(krt_peer_state,
 			     __field(u32, state)
 			     __field(u32, up)
 			     __field(u32, conns)
-			     __string(reason, peer->reason)),
+			     __string(last_reason, peer->reason)),
 	    TP_fast_assign(__assign_str(peer, peer->name);
 			   __entry->old = old;
 			   __entry->state = state;
 			   __entry->up = up;
 			   __entry->conns = peer->nr_conns;
-			   __assign_str(reason, peer->reason);),
+			   __assign_str(last_reason, peer->reason);),
 	    TP_printk("peer=%s %s -> %s up=%u/%u last_reason=%s",
 		      __get_str(peer), krt_show_peer_state(__entry->old),
 		      krt_show_peer_state(__entry->state), __entry->up,
-		      __entry->conns, __get_str(reason))
+		      __entry->conns, __get_str(last_reason))
 );
 
-/* An outbound connection's next attempt: @delay in jiffies. */
+/* An outbound connection's next attempt: @delay in jiffies; krt_pool_lock held. */
 TRACE_EVENT(krt_reconnect,
 	    TP_PROTO(const struct krt_conn *conn, unsigned long delay),
 	    TP_ARGS(conn, delay),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(u32, attempt)
 			     __field(u32, delay_ms)
-			     __field(u32, base_ms)
-			     __field(u32, max_ms)),
+			     __field(u32, reconnect_ms)
+			     __field(u32, reconnect_max_ms)),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->attempt = conn->attempt + 1;
 			   __entry->delay_ms = jiffies_to_msecs(delay);
-			   __entry->base_ms = READ_ONCE(conn->peer->prm.reconnect_ms);
-			   __entry->max_ms = READ_ONCE(conn->peer->prm.reconnect_max_ms);),
+			   __entry->reconnect_ms = conn->peer->prm.reconnect_ms;
+			   __entry->reconnect_max_ms = conn->peer->prm.reconnect_max_ms;),
 	    TP_printk("peer=%s conn=%u attempt=%u delay_ms=%u reconnect_ms=%u reconnect_max_ms=%u",
-		      __get_str(peer), __entry->index, __entry->attempt,
-		      __entry->delay_ms, __entry->base_ms, __entry->max_ms)
+		      __get_str(peer), __entry->conn, __entry->attempt,
+		      __entry->delay_ms, __entry->reconnect_ms, __entry->reconnect_max_ms)
 );
 
 TRACE_EVENT(krt_qp_event,
 	    TP_PROTO(const struct krt_conn *conn, enum ib_event_type event),
 	    TP_ARGS(conn, event),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(u32, event)
 			     __string(name, ib_event_msg(event))),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->event = event;
 			   __assign_str(name, ib_event_msg(event));),
 	    TP_printk("peer=%s conn=%u event=%s (%u)", __get_str(peer),
-		      __entry->index, __get_str(name), __entry->event)
+		      __entry->conn, __get_str(name), __entry->event)
 );
 
 /* ---- rdma_cm ---- */
@@ -196,17 +196,17 @@ TRACE_EVENT(krt_cm_event,
 	    TP_PROTO(const struct krt_conn *conn, const struct rdma_cm_event *ev),
 	    TP_ARGS(conn, ev),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(bool, inbound)
 			     __field(u32, event)
 			     __field(int, status)),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->inbound = conn->inbound;
 			   __entry->event = ev->event;
 			   __entry->status = ev->status;),
 	    TP_printk("peer=%s conn=%u %s event=%s status=%d",
-		      __get_str(peer), __entry->index,
+		      __get_str(peer), __entry->conn,
 		      __entry->inbound ? "inbound" : "outbound",
 		      krt_show_cm_event(__entry->event), __entry->status)
 );
@@ -297,25 +297,25 @@ TRACE_EVENT_CONDITION(krt_req_send,
 		      TP_ARGS(conn, req, hb, credits),
 		      TP_CONDITION(!hb),
 		      TP_STRUCT__entry(__string(peer, conn->peer->name)
-				       __field(u32, index)
+				       __field(u32, conn)
 				       __field(u64, id)
 				       __field(u32, kind)
 				       __field(u32, msg_len)
 				       __field(u32, data_len)
 				       __field(u32, sends)
-				       __field(u32, credits)),
+				       __field(u32, credits_left)),
 		      TP_fast_assign(__assign_str(peer, conn->peer->name);
-				     __entry->index = conn->index;
+				     __entry->conn = conn->index;
 				     __entry->id = req->id;
 				     __entry->kind = req->dir;
 				     __entry->msg_len = req->msg_len;
 				     __entry->data_len = req->data_len;
 				     __entry->sends = req->krt_sends;
-				     __entry->credits = credits;),
+				     __entry->credits_left = credits;),
 		      TP_printk("peer=%s conn=%u id=%llu %s msg_len=%u data_len=%u sends=%u credits_left=%u",
-				__get_str(peer), __entry->index, __entry->id,
+				__get_str(peer), __entry->conn, __entry->id,
 				krt_show_kind(__entry->kind), __entry->msg_len,
-				__entry->data_len, __entry->sends, __entry->credits)
+				__entry->data_len, __entry->sends, __entry->credits_left)
 );
 
 /*
@@ -328,16 +328,16 @@ TRACE_EVENT_CONDITION(krt_req_resend,
 		      TP_CONDITION(req->krt_sends > 1),
 		      TP_STRUCT__entry(__string(peer, conn->peer->name)
 				       __field(u64, id)
-				       __field(u32, from)
-				       __field(u32, to)
+				       __field(u32, from_conn)
+				       __field(u32, to_conn)
 				       __field(u32, sends)),
 		      TP_fast_assign(__assign_str(peer, conn->peer->name);
 				     __entry->id = req->id;
-				     __entry->from = req->krt_from;
-				     __entry->to = conn->index;
+				     __entry->from_conn = req->krt_from;
+				     __entry->to_conn = conn->index;
 				     __entry->sends = req->krt_sends;),
 		      TP_printk("peer=%s id=%llu from_conn=%u to_conn=%u sends=%u",
-				__get_str(peer), __entry->id, __entry->from, __entry->to,
+				__get_str(peer), __entry->id, __entry->from_conn, __entry->to_conn,
 				__entry->sends)
 );
 
@@ -351,7 +351,7 @@ TRACE_EVENT(krt_req_done,
 		     const struct krt_req *req, int status),
 	    TP_ARGS(peer, conn, req, status),
 	    TP_STRUCT__entry(__string(peer, peer->name)
-			     __field(int, index)
+			     __field(int, conn)
 			     __field(u64, id)
 			     __field(u32, kind)
 			     __field(u32, data_len)
@@ -360,7 +360,7 @@ TRACE_EVENT(krt_req_done,
 			     __field(u32, sends)
 			     __field(u64, latency_us)),
 	    TP_fast_assign(__assign_str(peer, peer->name);
-			   __entry->index = conn ? (int)conn->index : -1;
+			   __entry->conn = conn ? (int)conn->index : -1;
 			   __entry->id = req->id;
 			   __entry->kind = req->dir;
 			   __entry->data_len = req->data_len;
@@ -369,7 +369,7 @@ TRACE_EVENT(krt_req_done,
 			   __entry->sends = req->krt_sends;
 			   __entry->latency_us = div_u64(krt_ns_since(req->krt_start), 1000);),
 	    TP_printk("peer=%s conn=%d id=%llu %s data_len=%u status=%d rsp_status=%d sends=%u latency_us=%llu",
-		      __get_str(peer), __entry->index, __entry->id,
+		      __get_str(peer), __entry->conn, __entry->id,
 		      krt_show_kind(__entry->kind), __entry->data_len,
 		      __entry->status, __entry->rsp_status, __entry->sends,
 		      __entry->latency_us)
@@ -383,21 +383,21 @@ DECLARE_EVENT_CLASS(krt_wait_class,
 			     u32 sq_avail, u32 waiting),
 		    TP_ARGS(conn, id, credits, sq_avail, waiting),
 		    TP_STRUCT__entry(__string(peer, conn->peer->name)
-				     __field(u32, index)
+				     __field(u32, conn)
 				     __field(bool, server)
 				     __field(u64, id)
 				     __field(u32, credits)
 				     __field(u32, sq_avail)
 				     __field(u32, waiting)),
 		    TP_fast_assign(__assign_str(peer, conn->peer->name);
-				   __entry->index = conn->index;
+				   __entry->conn = conn->index;
 				   __entry->server = conn->inbound;
 				   __entry->id = id;
 				   __entry->credits = credits;
 				   __entry->sq_avail = sq_avail;
 				   __entry->waiting = waiting;),
 		    TP_printk("peer=%s conn=%u %s id=%llu credits=%u sq_avail=%u waiting=%u",
-			      __get_str(peer), __entry->index,
+			      __get_str(peer), __entry->conn,
 			      __entry->server ? "server" : "client", __entry->id,
 			      __entry->credits, __entry->sq_avail, __entry->waiting)
 );
@@ -418,17 +418,17 @@ TRACE_EVENT(krt_hb_miss,
 		     unsigned long bound),
 	    TP_ARGS(conn, idle, bound),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(bool, server)
 			     __field(u32, idle_ms)
 			     __field(u32, bound_ms)),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->server = conn->inbound;
 			   __entry->idle_ms = jiffies_to_msecs(idle);
 			   __entry->bound_ms = jiffies_to_msecs(bound);),
 	    TP_printk("peer=%s conn=%u %s idle_ms=%u bound_ms=%u",
-		      __get_str(peer), __entry->index,
+		      __get_str(peer), __entry->conn,
 		      __entry->server ? "server" : "client", __entry->idle_ms,
 		      __entry->bound_ms)
 );
@@ -437,15 +437,15 @@ TRACE_EVENT(krt_msg_malformed,
 	    TP_PROTO(const struct krt_conn *conn, const char *reason),
 	    TP_ARGS(conn, reason),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(bool, server)
 			     __string(reason, reason)),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->server = conn->inbound;
 			   __assign_str(reason, reason);),
 	    TP_printk("peer=%s conn=%u %s reason=%s", __get_str(peer),
-		      __entry->index, __entry->server ? "server" : "client",
+		      __entry->conn, __entry->server ? "server" : "client",
 		      __get_str(reason))
 );
 
@@ -455,17 +455,17 @@ TRACE_EVENT(krt_wc_error,
 		     enum ib_wc_status status),
 	    TP_ARGS(conn, what, status),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
-			     __string(what, what)
+			     __field(u32, conn)
+			     __string(wr, what)
 			     __field(u32, status)
 			     __string(name, ib_wc_status_msg(status))),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
-			   __assign_str(what, what);
+			   __entry->conn = conn->index;
+			   __assign_str(wr, what);
 			   __entry->status = status;
 			   __assign_str(name, ib_wc_status_msg(status));),
 	    TP_printk("peer=%s conn=%u wr=%s status=%s (%u)", __get_str(peer),
-		      __entry->index, __get_str(what), __get_str(name),
+		      __entry->conn, __get_str(wr), __get_str(name),
 		      __entry->status)
 );
 
@@ -474,19 +474,19 @@ TRACE_EVENT(krt_mr_error,
 	    TP_PROTO(const struct krt_conn *conn, u64 id, u32 data_len, int err),
 	    TP_ARGS(conn, id, data_len, err),
 	    TP_STRUCT__entry(__string(peer, conn->peer->name)
-			     __field(u32, index)
+			     __field(u32, conn)
 			     __field(bool, server)
 			     __field(u64, id)
 			     __field(u32, data_len)
 			     __field(int, err)),
 	    TP_fast_assign(__assign_str(peer, conn->peer->name);
-			   __entry->index = conn->index;
+			   __entry->conn = conn->index;
 			   __entry->server = conn->inbound;
 			   __entry->id = id;
 			   __entry->data_len = data_len;
 			   __entry->err = err;),
 	    TP_printk("peer=%s conn=%u %s id=%llu data_len=%u err=%d",
-		      __get_str(peer), __entry->index,
+		      __get_str(peer), __entry->conn,
 		      __entry->server ? "server" : "client", __entry->id,
 		      __entry->data_len, __entry->err)
 );
