@@ -89,6 +89,7 @@ enum krt_data_dir {
  * @krt_start: private to krt
  * @krt_peer: private to krt
  * @krt_sends: private to krt
+ * @krt_from: private to krt
  */
 struct krt_req {
 	u16			service;
@@ -118,6 +119,7 @@ struct krt_req {
 	u64			krt_start;
 	struct krt_peer		*krt_peer;
 	u32			krt_sends;
+	u32			krt_from;
 };
 
 /**

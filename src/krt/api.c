@@ -37,6 +37,7 @@
 #include <linux/sched/clock.h>
 #include <linux/wait_bit.h>
 #include "krt.h"
+#include "trace.h"
 
 static struct krt_service __rcu *krt_services[KRT_MAX_SERVICES];
 static DEFINE_MUTEX(krt_svc_lock);	/* writers of krt_services */
@@ -306,6 +307,7 @@ void krt_req_finish_on(struct krt_req *req, int status, struct krt_conn *conn)
 			krt_peer_stat_add(peer, KRT_A_STAT_DONE_OK, 1);
 		krt_stats_lat(conn, peer, KRT_HIST_RTT, krt_ns_since(req->krt_start));
 	}
+	trace_krt_req_done(peer, conn, req, status);
 	req->status = status;
 	req->krt_peer = NULL;
 	req->done(req);
@@ -489,11 +491,14 @@ int krt_submit(struct krt_peer *peer, struct krt_req *req)
 		msecs_to_jiffies(req->timeout_ms ?: READ_ONCE(krt_req_timeout_ms));
 	kref_get(&peer->ref);		/* the request's, until done */
 	req->krt_peer = peer;
+	/* ORDER: before it is posted: it may complete at once */
+	trace_krt_req_submit(peer, req);
 
 	ret = krt_peer_post(peer, req);
 	if (ret == -ENOTCONN && !(req->flags & KRT_REQ_NOWAIT))
 		ret = krt_peer_park(peer, req);
 	if (ret) {
+		trace_krt_req_refused(peer, req, ret);
 		req->krt_peer = NULL;
 		krt_peer_put(peer);
 	}

@@ -28,6 +28,7 @@
 #include <linux/sizes.h>
 #include <rdma/ib_cm.h>
 #include "krt.h"
+#include "trace.h"
 
 #define KRT_CM_MAGIC	0x4b525431	/* "KRT1" */
 #define KRT_PROTO_VER	2
@@ -99,6 +100,7 @@ static int krt_cm_reject(struct rdma_cm_id *id, u16 reason)
 		.reason		= cpu_to_be16(reason),
 	};
 
+	trace_krt_cm_reject(id, reason);
 	atomic_inc(&krt_cm_rejects[reason]);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 	/* non-zero: rdma_cm destroys the new id */
@@ -456,11 +458,14 @@ int krt_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	if (!ctx)
 		return 0;
-	if (*ctx == KRT_CM_LISTENER)
+	if (*ctx == KRT_CM_LISTENER) {
+		trace_krt_cm_listen_event(id, ev);
 		return krt_cm_listener_event(id->context, id, ev);
+	}
 	conn = id->context;
 	if (conn->dying)
 		return 0;
+	trace_krt_cm_event(conn, ev);
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:

@@ -30,6 +30,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include "krt.h"
+#include "trace.h"
 
 static void krt_conn_release_work(struct work_struct *work);
 static void krt_conn_fatal_work(struct work_struct *work);
@@ -403,6 +404,7 @@ bool krt_conn_set_state(struct krt_conn *conn, enum krt_conn_state state,
 		      "krt: %s/%u: no transition %u -> %u\n", peer->name,
 		      conn->index, old, state))
 		return false;
+	trace_krt_conn_state(conn, old, state, reason);
 	conn->state = state;
 	conn->state_time = jiffies;
 	if (state == KRT_CONN_ACTIVE) {
@@ -461,6 +463,7 @@ static void krt_conn_schedule_locked(struct krt_conn *conn)
 	delay = krt_conn_backoff(conn->peer, conn->attempt);
 	if (!krt_conn_set_state(conn, KRT_CONN_RECONNECTING, NULL))
 		return;
+	trace_krt_reconnect(conn, delay);
 	conn->next_attempt = jiffies + delay;
 	kref_get(&conn->ref);		/* the work's */
 	/* pending still as the last attempt's bound: one reference is enough */
@@ -508,6 +511,7 @@ void krt_conn_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct krt_conn *conn = ctx;
 
+	trace_krt_qp_event(conn, ev->event);
 	switch (ev->event) {
 	case IB_EVENT_COMM_EST:
 		if (conn->cm_id)

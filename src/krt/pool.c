@@ -46,6 +46,7 @@
 #include <linux/mm.h>
 #include "krt.h"
 #include "wire.h"
+#include "trace.h"
 
 /* Protects krt_peers, krt_listeners and the fields of peers and conns. */
 DEFINE_MUTEX(krt_pool_lock);
@@ -372,6 +373,7 @@ void krt_peer_update_state(struct krt_peer *peer)
 	if (up)
 		peer->was_up = true;
 	if (state != peer->state) {
+		trace_krt_peer_state(peer, peer->state, state, up);
 		peer->state = state;
 		krt_nl_peer_event(peer, KRT_CMD_PEER_STATE_NTF);
 	}

@@ -80,6 +80,7 @@
 #include <rdma/mr_pool.h>
 #include "krt.h"
 #include "wire.h"
+#include "trace.h"
 
 unsigned int krt_max_io = SZ_1M;
 module_param_named(max_io, krt_max_io, uint, 0444);
@@ -361,6 +362,7 @@ static void krt_q_malformed(struct krt_queue *q, const char *why)
 	spin_unlock_bh(&q->lock);
 	atomic64_inc(&krt_dp_stats.malformed);
 	krt_stat_inc(q->conn, KRT_A_STAT_ERR_MALFORMED);
+	trace_krt_msg_malformed(q->conn, why);
 	pr_warn_ratelimited("%s/%u: malformed message from the peer: %s\n",
 			    q->conn->peer->name, q->conn->index, why);
 	krt_q_reset(q, "malformed message from the peer");
@@ -372,6 +374,7 @@ static bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *w
 	if (likely(wc->status == IB_WC_SUCCESS))
 		return false;
 	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		trace_krt_wc_error(q->conn, what, wc->status);
 		atomic64_inc(&krt_dp_stats.wc_errors);
 		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
 			atomic64_inc(&krt_dp_stats.rnr_errors);
@@ -685,6 +688,7 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 					   IB_ACCESS_REMOTE_READ);
 		if (ret) {
 			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
 			if (s->mr)
 				krt_q_mr_put(q, s->mr);
 			s->mr = NULL;
@@ -733,6 +737,8 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		return -ECONNRESET;
 	}
 	krt_q_count_req(q, req, hb);
+	trace_krt_req_send(q->conn, req, hb, q->credits);
+	trace_krt_req_resend(q->conn, req);
 	return 0;
 }
 
@@ -743,11 +749,15 @@ static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
 	if (!q->credits) {
 		q->stats.credit_waits++;
 		krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
+		trace_krt_credit_wait(q->conn, req->id, q->credits, q->sq_avail,
+				      q->nr_waiting);
 		return false;
 	}
 	if (q->sq_avail < (req->dir != KRT_DATA_NONE ? KRT_WR_REQ : 1)) {
 		q->stats.sq_waits++;
 		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
+		trace_krt_sq_wait(q->conn, req->id, q->credits, q->sq_avail,
+				  q->nr_waiting);
 		return false;
 	}
 	return true;
@@ -1293,6 +1303,7 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 		if (idle > bound) {
 			q->stats.hb_timeouts++;
 			krt_stat_inc(q->conn, KRT_A_STAT_HB_TIMEOUTS);
+			trace_krt_hb_miss(q->conn, idle, bound);
 			return "heartbeat: nothing from the client";
 		}
 		list_for_each_entry(r, &q->swait, entry)
@@ -1305,6 +1316,7 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 	if (idle >= hb * q->hb_misses) {
 		q->stats.hb_timeouts++;
 		krt_stat_inc(q->conn, KRT_A_STAT_HB_TIMEOUTS);
+		trace_krt_hb_miss(q->conn, idle, hb * q->hb_misses);
 		return "heartbeat: no answer from the peer";
 	}
 	if (idle < hb || q->hb_busy || !q->credits || !q->sq_avail)
@@ -1719,10 +1731,12 @@ static void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
 		req->krt_conn = NULL;
 		if (req != &q->hb_req) {
 			atomic_dec(&q->inflight);
-			if (!req->status)	/* answered: only its MR was left */
+			if (!req->status) {	/* answered: only its MR was left */
 				krt_req_finish_on(req, 0, q->conn);
-			else
+			} else {
+				req->krt_from = q->conn->index;	/* krt_req_resend */
 				krt_peer_resend(req->krt_peer, req, req->status);
+			}
 		}
 		krt_conn_put(q->conn);		/* the request's */
 	}
@@ -1893,6 +1907,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
 	if (ret < 0) {
 		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+		trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
 		spin_unlock_bh(&q->lock);
 		return ret;
 	}
@@ -1907,6 +1922,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 				   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
 	if (ret) {
 		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+		trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
 		if (r->mr)
 			krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
@@ -1928,6 +1944,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	} else {
 		q->stats.sq_waits++;
 		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
+		trace_krt_sq_wait(q->conn, sreq->req_id, q->credits, q->sq_avail, 0);
 		r->state = KRT_SREQ_DATA_WAIT;
 		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);
@@ -1982,8 +1999,10 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 		}
 	} else {
 		q->stats.credit_waits += !q->credits;
-		if (!q->credits)
+		if (!q->credits) {
 			krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
+			trace_krt_credit_wait(q->conn, sreq->req_id, 0, q->sq_avail, 0);
+		}
 		r->state = KRT_SREQ_REPLY_WAIT;
 		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);
