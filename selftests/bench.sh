@@ -161,8 +161,8 @@ bad_input() {
 	bad bn op read size 4096 depth 1025 count 1 "depth must be 1 to 1024"
 	bad bn op read size 4096 depth 1 threads 0 count 1 "threads must be 1 to 16"
 	bad bn op read size 4096 depth 1 threads 17 count 1 "threads must be 1 to 16"
-	bad bn op read size 4096 depth 1 time 3601 "time must be at most 3600 seconds"
-	bad bn op read size 4096 depth 1 "give a time (1 to 3600 s) or a count"
+	bad bn op read size 4096 depth 1 time 61 "time must be at most 60 seconds"
+	bad bn op read size 4096 depth 1 "give a time (1 to 60 s) or a count"
 	bad bn op read size 4096 depth 1 time 1 count 1 "time and count exclude each other"
 	bad bn op read depth 1 count 1 'missing required attribute "size"'
 	bad nosuch op send size 512 depth 1 count 1 "krt_bench: no such peer"
@@ -186,6 +186,19 @@ bad_input() {
 	"$KRTCTL" bench bn op erase size 1 depth 1 count 1 2> "$TMPD/u"
 	out=$(< "$TMPD/u")
 	[[ $out == *'op must be send, read or write, not "erase"'* ]] || fail "bad op: $out"
+	# a keyword given twice is refused (each goes into the request once),
+	# however often: no write past krtctl's request buffer
+	# shellcheck disable=SC2046
+	"$KRTCTL" bench bn op send size 64 count 1 $(yes v | head -600) 2> "$TMPD/u"
+	check_eq "$?" 2 "verify x600: exit status"
+	out=$(< "$TMPD/u")
+	[[ $out == *'given twice: "verify"'* ]] || fail "verify x600: $out"
+	"$KRTCTL" bench bn op send size 64 depth 1 depth 2 count 1 2> "$TMPD/u"
+	[[ $(< "$TMPD/u") == *'given twice: "depth"'* ]] || fail "depth twice: $(< "$TMPD/u")"
+	# "t" is threads or time: ambiguous, not the first match
+	"$KRTCTL" bench bn op send size 64 t 5 2> "$TMPD/u"
+	check_eq "$?" 2 "ambiguous prefix: exit status"
+	[[ $(< "$TMPD/u") == *"'t' is ambiguous: threads, time"* ]] || fail "t: $(< "$TMPD/u")"
 }
 
 # a run in the background until it has requests in flight; PID in BG

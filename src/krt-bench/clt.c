@@ -276,7 +276,7 @@ static int krt_bench_buf_alloc(u32 size, struct page ***pagesp, struct bio_vec *
 	if (!pages || !bv)
 		goto err;
 	for (i = 0; i < n; i++) {
-		pages[i] = alloc_page(GFP_KERNEL);
+		pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);	/* never send stale memory */
 		if (!pages[i])
 			goto err;
 		bv[i].bv_page = pages[i];
@@ -504,18 +504,20 @@ static int krt_bench_check_size(const struct krt_bench_args *a, struct krt_peer 
 					   "send size under 12 bytes, the bench message header");
 			return -EINVAL;
 		}
-		return 0;
+	} else {
+		max_io = krt_peer_max_io(peer);
+		if (!max_io) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "peer has no active outbound connection (an inbound peer, or down)");
+			return -ENOTCONN;
+		}
+		if (a->size > max_io) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "size over the peer's max IO size (krt_peer_max_io())");
+			return -EMSGSIZE;
+		}
 	}
-	max_io = krt_peer_max_io(peer);
-	if (!max_io) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "peer has no active outbound connection (an inbound peer, or down)");
-		return -ENOTCONN;
-	}
-	if (a->size > max_io) {
-		NL_SET_ERR_MSG_MOD(extack, "size over the peer's max IO size (krt_peer_max_io())");
-		return -EMSGSIZE;
-	}
+	/* a verified send has a message of its own per request, too */
 	if (a->verify && krt_bench_verify_bytes(a) > (u64)READ_ONCE(krt_bench_mem_mb) << 20) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "verify: threads x depth x size over the module parameter mem_mb");
@@ -626,8 +628,12 @@ int krt_bench_run(const struct krt_bench_args *a, struct krt_bench_result *res,
 	}
 	cpu0 = krt_bench_cpu_ns();
 	t0 = ktime_get_ns();
-	if (a->time_s)
-		run->end_ns = t0 + (u64)a->time_s * NSEC_PER_SEC;
+	/*
+	 * The run holds generic netlink's cb_lock (read) as any doit does:
+	 * a family registering meanwhile waits.  A count run is bounded by
+	 * the longest time too, under the hung-task timeout.
+	 */
+	run->end_ns = t0 + (u64)(a->time_s ?: KRT_BENCH_MAX_TIME_S) * NSEC_PER_SEC;
 	if (krt_bench_run_threads(run) < a->threads) {
 		NL_SET_ERR_MSG_MOD(extack, "cannot start the run's threads");
 		ret = -ENOMEM;

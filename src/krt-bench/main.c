@@ -112,11 +112,20 @@ u64 krt_bench_hist_pct(const struct krt_bench_hist *h, u32 permille)
  * @seed: the request's seed
  * @off: the byte's offset in the request's data (or message)
  *
- * Return: the byte; misplaced data differs as well as stale data.
+ * A bijective mix of the seed and the 32-bit word's index, so that no two
+ * words of one request (up to 16 GiB) and no two seeds give the same
+ * word: misplaced data differs as well as stale data.
+ *
+ * Return: the byte.
  */
 u8 krt_bench_pat(u32 seed, u32 off)
 {
-	return (u8)(seed ^ (off * 131) ^ (off >> 9) ^ (seed >> 11));
+	u32 x = seed ^ ((off >> 2) * 0x9e3779b1U);
+
+	x ^= x >> 16;
+	x *= 0x85ebca6bU;
+	x ^= x >> 13;
+	return (u8)(x >> (8 * (off & 3)));
 }
 
 /**

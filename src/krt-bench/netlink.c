@@ -75,14 +75,14 @@ static int krt_bench_nl_args(struct genl_info *info, struct krt_bench_args *a)
 		return KRT_BENCH_NL_BAD(info, KRT_BENCH_A_THREADS, "threads must be 1 to 16");
 	if (a->time_s > KRT_BENCH_MAX_TIME_S)
 		return KRT_BENCH_NL_BAD(info, KRT_BENCH_A_TIME_S,
-					"time must be at most 3600 seconds");
+					"time must be at most 60 seconds");
 	if (a->time_s && a->count) {
 		NL_SET_ERR_MSG_MOD(info->extack, "time and count exclude each other");
 		return -EINVAL;
 	}
 	if (!a->time_s && !a->count) {
 		NL_SET_ERR_MSG_MOD(info->extack,
-				   "give a time (1 to 3600 s) or a count (at least 1)");
+				   "give a time (1 to 60 s) or a count (at least 1)");
 		return -EINVAL;
 	}
 	return 0;

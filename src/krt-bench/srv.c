@@ -203,7 +203,7 @@ static struct page **krt_bench_pages_alloc(u32 n)
 	if (!pages)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		pages[i] = alloc_page(GFP_KERNEL);
+		pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);	/* never send stale memory */
 		if (!pages[i]) {
 			krt_bench_pages_free(pages, n);
 			return NULL;

@@ -143,46 +143,56 @@ static const char *bench_attr_name(unsigned int type)
 	return type <= KRT_BENCH_A_MAX ? names[type] : NULL;
 }
 
-/* an option with a value; Return: 0 or the exit status */
-static int bench_opt(struct nlmsghdr *nlh, const char *opt, const char *val, bool *have_op)
+/* bench's keywords, by attribute type (match_word() picks one) */
+static const char *const bench_kw[KRT_BENCH_A_MAX + 1] = {
+	[KRT_BENCH_A_OP] = "op", [KRT_BENCH_A_SIZE] = "size",
+	[KRT_BENCH_A_DEPTH] = "depth", [KRT_BENCH_A_THREADS] = "threads",
+	[KRT_BENCH_A_TIME_S] = "time", [KRT_BENCH_A_COUNT] = "count",
+	[KRT_BENCH_A_VERIFY] = "verify",
+};
+
+/*
+ * One keyword, with its value unless it is "verify"; each may be given
+ * once (the request buffer holds each attribute once).  Return: 0 or the
+ * exit status; *@used says how many words it took.
+ */
+static int bench_opt(struct nlmsghdr *nlh, int argc, char **argv, u32 *seen, int *used)
 {
-	static const struct {
-		const char *kw;
-		u16 type;
-	} nums[] = {
-		{ "depth", KRT_BENCH_A_DEPTH }, { "threads", KRT_BENCH_A_THREADS },
-		{ "time", KRT_BENCH_A_TIME_S }, { "count", KRT_BENCH_A_COUNT },
-	};
+	int type = match_word(argv[0], bench_kw, ARRAY_SIZE(bench_kw), "bench");
 	char what[32];
-	size_t i;
 	u32 v;
 
-	if (matches(opt, "op")) {
+	if (type == -2)
+		return 2;
+	if (type < 0)
+		return usage_error("unknown argument", argv[0]);
+	if (*seen & (1U << type))
+		return usage_error("given twice:", bench_kw[type]);
+	*seen |= 1U << type;
+	if (type == KRT_BENCH_A_VERIFY) {
+		mnl_attr_put_u8(nlh, KRT_BENCH_A_VERIFY, 1);
+		*used = 1;
+		return 0;
+	}
+	if (argc < 2)
+		return usage_error("missing value after", argv[0]);
+	*used = 2;
+	if (type == KRT_BENCH_A_OP) {
 		for (v = KRT_BENCH_OP_SEND; v <= KRT_BENCH_OP_WRITE; v++)
-			if (!strcmp(val, bench_ops[v]))
+			if (!strcmp(argv[1], bench_ops[v]))
 				break;
 		if (v > KRT_BENCH_OP_WRITE)
-			return usage_error("op must be send, read or write, not", val);
-		mnl_attr_put_u32(nlh, KRT_BENCH_A_OP, v);
-		*have_op = true;
-		return 0;
-	}
-	if (matches(opt, "size")) {
-		if (get_size(val, &v))
+			return usage_error("op must be send, read or write, not", argv[1]);
+	} else if (type == KRT_BENCH_A_SIZE) {
+		if (get_size(argv[1], &v))
 			return 2;
-		mnl_attr_put_u32(nlh, KRT_BENCH_A_SIZE, v);
-		return 0;
-	}
-	for (i = 0; i < ARRAY_SIZE(nums); i++) {
-		if (!matches(opt, nums[i].kw))
-			continue;
-		snprintf(what, sizeof(what), "bad %s", nums[i].kw);
-		if (get_num(val, what, 0xffffffffUL, &v))
+	} else {
+		snprintf(what, sizeof(what), "bad %s", bench_kw[type]);
+		if (get_num(argv[1], what, 0xffffffffUL, &v))
 			return 2;
-		mnl_attr_put_u32(nlh, nums[i].type, v);
-		return 0;
 	}
-	return usage_error("unknown argument", opt);
+	mnl_attr_put_u32(nlh, type, v);
+	return 0;
 }
 
 /*
@@ -194,9 +204,9 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_out o = { 0 };
 	struct nlmsghdr *nlh;
-	bool have_op = false;
+	int ret, i, used = 1;
+	u32 seen = 0;
 	u16 family;
-	int ret, i;
 
 	krtctl.attr_name = bench_attr_name;
 	/* exactly "help": a prefix of it may be a peer's name */
@@ -209,19 +219,12 @@ int cmd_bench(int argc, char **argv)
 	nlh = nl_msg(&krtctl, KRT_BENCH_CMD_RUN, 0);
 	((struct genlmsghdr *)mnl_nlmsg_get_payload(nlh))->version = KRT_BENCH_GENL_VERSION;
 	mnl_attr_put_strz(nlh, KRT_BENCH_A_PEER, argv[0]);
-	for (i = 1; i < argc; i += 2) {
-		if (matches(argv[i], "verify")) {
-			mnl_attr_put_u8(nlh, KRT_BENCH_A_VERIFY, 1);
-			i--;
-			continue;
-		}
-		if (i + 1 >= argc)
-			return usage_error("missing value after", argv[i]);
-		ret = bench_opt(nlh, argv[i], argv[i + 1], &have_op);
+	for (i = 1; i < argc; i += used) {
+		ret = bench_opt(nlh, argc - i, argv + i, &seen, &used);
 		if (ret)
 			return ret;
 	}
-	if (!have_op)
+	if (!(seen & (1U << KRT_BENCH_A_OP)))
 		return usage_error("bench: missing \"op send\", \"op read\" or \"op write\"", NULL);
 	ret = nl_family_resolve(&krtctl, KRT_BENCH_GENL_NAME, "krt_bench", &family);
 	if (ret)

@@ -284,6 +284,13 @@ static int test_args(struct nlmsghdr *nlh, struct test_req *r, int argc, char **
 {
 	int ret;
 
+	/*
+	 * Each word adds at most one attribute (8 bytes) to the request
+	 * buffer; a repeated keyword is taken again (the last one counts),
+	 * so bound the words to keep them all inside it.
+	 */
+	if (argc > 32)
+		return usage_error("too many arguments:", argv[32]);
 	while (argc > 0) {
 		if (test_flag(nlh, argv[0], xfer)) {
 			argc--;
