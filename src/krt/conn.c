@@ -541,8 +541,8 @@ void krt_conn_qp_event(struct ib_event *ev, void *ctx)
  *
  * For the fault/qp_fatal knob: calls the QP's own event handler with
  * %IB_EVENT_QP_FATAL, the way a driver reports a catastrophic QP error,
- * and waits for the work it queues.  The release that follows drains the
- * QP with whatever it had in flight.
+ * moves the QP to error as the hardware would (its work requests flush)
+ * and waits for the work the event queued.
  *
  * Return: 0, or -ENOTCONN when the connection is not active.
  */
@@ -558,9 +558,15 @@ int krt_conn_inject_qp_fatal(struct krt_conn *conn)
 		qp = conn->qp_id->qp;
 	mutex_unlock(&krt_pool_lock);
 	if (qp) {
+		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
 		ev.device = qp->device;
 		ev.element.qp = qp;
 		qp->event_handler(&ev, qp->qp_context);
+		/* as on a NIC, the QP is in error: what it had in flight is lost */
+		if (ib_modify_qp(qp, &attr, IB_QP_STATE))
+			pr_warn_ratelimited("%s/%u: qp_fatal: cannot move the QP to error\n",
+					    conn->peer->name, conn->index);
 	}
 	mutex_unlock(&conn->release_lock);
 	if (!qp)
