@@ -15,15 +15,6 @@ IN=""		# the inbound peer the node's own connections create
 N=200		# requests per counted run
 
 # run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
-run_ok() {
-	local out=$TMPD/$1
-	shift
-	"$KRTCTL" -j "$@" > "$out" 2> "$out.err" || {
-		fail "'krtctl $*' failed: $(cat "$out" "$out.err")"
-		return 1
-	}
-}
-j() { jq -r ".$2" "$TMPD/$1"; }
 bench_threads() { ps -e -o comm= | grep -c '^krt-bench/'; }
 bench_refcnt() { cat /sys/module/krt_bench/refcnt 2> /dev/null || echo gone; }
 

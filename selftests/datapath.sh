@@ -17,14 +17,6 @@ sum_q() {
 		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
 }
 # run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
-run_ok() {
-	local out=$TMPD/$1
-	shift
-	"$KRTCTL" -j "$@" > "$out" 2> "$out.err" || {
-		fail "'krtctl $*' failed: $(cat "$out" "$out.err")"
-		return 1
-	}
-}
 # run_fail OUT ARGS...: krtctl -j ARGS exits 1 (requests failed)
 run_fail() {
 	local out=$TMPD/$1 rc
@@ -33,7 +25,6 @@ run_fail() {
 	rc=$?
 	[ $rc -eq 1 ] || { fail "'krtctl $*' exited $rc: $(cat "$out" "$out.err")"; return 1; }
 }
-j() { jq -r ".$2" "$TMPD/$1"; }
 
 setup() {
 	load_krt test_service=1 || return 1

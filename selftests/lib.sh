@@ -79,6 +79,33 @@ ktap_finish() {
 	exit $KSFT_PASS
 }
 
+# run_ok OUT ARGS...: krtctl -j ARGS succeeds, its JSON in $TMPD/OUT
+run_ok() {
+	local out=$TMPD/$1
+	shift
+	"$KRTCTL" -j "$@" > "$out" 2> "$out.err" || {
+		fail "'krtctl $*' failed: $(cat "$out" "$out.err")"
+		return 1
+	}
+}
+
+# j OUT FIELD: a field of the JSON a run_ok saved in $TMPD/OUT
+j() { jq -r ".$2" "$TMPD/$1"; }
+
+# during PID MAX PAUSE CMD...: CMD up to MAX times, PAUSE s apart, while
+# PID lives; prints how many times it ran, fails if one run of CMD failed
+during() {
+	local pid=$1 max=$2 pause=$3 n=0 rc=0
+	shift 3
+	while [ "$n" -lt "$max" ] && kill -0 "$pid" 2> /dev/null; do
+		"$@" > /dev/null 2>&1 || rc=1
+		n=$((n + 1))
+		sleep "$pause"
+	done
+	echo "$n"
+	return $rc
+}
+
 # check_eq GOT WANT WHAT
 check_eq() {
 	if [ "$1" != "$2" ]; then

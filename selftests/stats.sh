@@ -28,15 +28,6 @@ js() {
 }
 bucket_sum() { awk -v k="$2_bucket" 'index($1, k) == 1 { s += $2 } END { print s + 0 }' \
 	"$KRT_DBG/peers/$1/latency"; }
-run_ok() {
-	local out=$TMPD/$1
-	shift
-	"$KRTCTL" -j "$@" > "$out" 2> "$out.err" || {
-		fail "'krtctl $*' failed: $(cat "$out" "$out.err")"
-		return 1
-	}
-}
-j() { jq -r ".$2" "$TMPD/$1"; }
 inbound_peer() { "$KRTCTL" -j peer show | jq -r '[.[] | select(.direction == "inbound")][0].name'; }
 
 setup() {

@@ -46,29 +46,8 @@ is() {
 evp() { ev "$1" "$2" | grep "^peer=$3 "; }
 # fld KEY: the value of KEY=value on each line of stdin
 fld() { sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p"; }
-j() { jq -r ".$2" "$TMPD/$1"; }
 dbg() { awk -v k="$2:" '$1 == k { print $2 }' "$KRT_DBG/peers/$1/stats"; }
 clear_trace() { : > "$T/trace"; }
-run_ok() {
-	local out=$TMPD/$1
-	shift
-	"$KRTCTL" -j "$@" > "$out" 2> "$out.err" || {
-		fail "'krtctl $*' failed: $(cat "$out" "$out.err")"
-		return 1
-	}
-}
-# during PID MAX PAUSE CMD...: CMD up to MAX times, PAUSE s apart, while
-# PID lives (recovery.sh's helper); prints how many times it ran
-during() {
-	local pid=$1 max=$2 pause=$3 n=0
-	shift 3
-	while [ "$n" -lt "$max" ] && kill -0 "$pid" 2> /dev/null; do
-		"$@" > /dev/null 2>&1
-		n=$((n + 1))
-		sleep "$pause"
-	done
-	echo "$n"
-}
 # no_kernel_addresses FILE: no kernel pointer in the recorded events
 no_kernel_addresses() {
 	grep ' krt_' "$TMPD/$1" | grep -iE '0xffff[0-9a-f]{8}|ffff[89a-f][0-9a-f]{11}' &&
