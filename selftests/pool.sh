@@ -231,6 +231,55 @@ passive_limit() {
 	"$KRTCTL" peer del pl
 }
 
+# the memory budget (issue #10's out-of-memory panic): a connection is
+# charged before anything is allocated.  The case that took two guests
+# down (24 peers x 4 connections x depth 4096) is refused up front with
+# the reason and leaves nothing; 'peer set' over the per-peer cap is
+# refused and changes nothing; an inbound connection that does not fit is
+# rejected as "out of resources" and comes back by itself once there is
+# room; every charge is returned.
+mem_total() { dev_field krt_po0 mem_total; }
+memory_budget() {
+	local b=/sys/module/krt/parameters/mem_budget_mb pc=/sys/module/krt/parameters/peer_mem_mb
+	local base pair mib i n=0
+	base=$(mem_total)
+	"$KRTCTL" peer add mb addr "$A" conns 1 depth 128 || { fail "peer add mb"; return 1; }
+	wait_peer mb active 1 || { fail "mb not up"; return 1; }
+	pair=$(($(mem_total) - base))	# one connection's two ends, charged
+	diag "a depth-128 connection is charged $pair bytes, both ends"
+	[ "$pair" -gt $((128 * 8192)) ] || fail "charge $pair below two message buffers per request"
+	# over the per-peer cap: refused, the pool unchanged
+	expect_err "per-peer memory cap" peer set mb conns 64
+	check_eq "$(peer_json mb conns)" 1 "mb conns after a refused set"
+	"$KRTCTL" peer del mb
+	busywait 20000 bash -c "[ \$($KRTCTL -j dev show krt_po0 | jq '.[0].mem_total') -eq $base ]" ||
+		fail "charge not returned: $(mem_total), want $base"
+	for ((i = 0; i < 24; i++)); do
+		"$KRTCTL" peer add "x$i" addr "$A" conns 4 depth 4096 > "$TMPD/out" 2>&1 && n=$((n + 1))
+	done
+	check_eq "$n" 0 "peers of 4 x depth 4096 accepted"
+	grep -q "memory" "$TMPD/out" || fail "no memory reason: $(cat "$TMPD/out")"
+	check_eq "$("$KRTCTL" -j peer show | jq '[.[] | select(.name | startswith("x"))] | length')" 0 \
+		"refused peers left"
+	check_eq "$(mem_total)" "$base" "charged after the refusals"
+	# room for the outbound end but not the inbound one
+	mib=$(((pair * 3 / 4 + 1048575) / 1048576))
+	echo "$mib" > $b
+	echo "$mib" > $pc
+	"$KRTCTL" peer add mb addr "$A" conns 1 depth 128 reconnect_ms 200 reconnect_max_ms 400 ||
+		fail "peer add mb within the budget"
+	busywait 20000 bash -c "$KRTCTL -j conn show peer mb | jq -e '.[0].reason == \"rejected: out of resources\"' > /dev/null" ||
+		fail "want the inbound end rejected as resources: $("$KRTCTL" -j conn show peer mb)"
+	grep -q "rejects_sent{out of resources}: [1-9]" "$KRT_DBG/cm" || fail "resources reject not counted"
+	[ "$(mem_total)" -le $((mib * 1048576)) ] || fail "charged $(mem_total) over the budget $mib MiB"
+	echo 0 > $b
+	echo 0 > $pc
+	wait_peer mb active 1 || fail "mb did not come back with room: $("$KRTCTL" conn show peer mb)"
+	"$KRTCTL" peer del mb
+	busywait 20000 bash -c "[ \$($KRTCTL -j dev show krt_po0 | jq '.[0].mem_total') -eq $base ]" ||
+		fail "charge not returned at the end: $(mem_total), want $base"
+}
+
 events() {
 	local mon=$TMPD/mon.json
 	"$KRTCTL" -j monitor > "$mon" 2> "$TMPD/mon.err" &
@@ -280,7 +329,7 @@ unload_with_pools() {
 	check_eq "$(rdma resource show cm_id | grep -c 'comm \[krt\]')" 0 "cm ids after rmmod"
 }
 
-ktap_plan 12
+ktap_plan 13
 run_case setup setup
 run_case listeners listeners
 run_case pool_of_4_matches_rdma_resource pool_of_4
@@ -290,6 +339,7 @@ run_case bad_input_clear_errors bad_input
 run_case unreachable_reported unreachable
 run_case malformed_private_data_rejected malformed_private_data
 run_case passive_side_limit_reject passive_limit
+run_case memory_budget_bounds_out_and_inbound memory_budget
 run_case events events
 run_case device_removal_with_live_pool device_removal
 run_case rmmod_with_live_pools unload_with_pools

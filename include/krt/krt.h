@@ -157,7 +157,8 @@ struct krt_srv_req {
  * @id: 1..%KRT_MAX_SERVICES - 1
  * @name: for messages
  * @request: called for each request, in softirq context: must not sleep;
- *	may answer at once or later from any context
+ *	may answer at once or later from any context but hardirq or with
+ *	interrupts disabled
  * @priv: the service's
  * @krt_active: private to krt
  */

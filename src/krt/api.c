@@ -450,8 +450,8 @@ void krt_peer_shutdown(struct krt_peer *peer)
  * @req: the request, filled as &struct krt_req says; untouched by krt
  *	until @req->done is called, except for its private fields and @id
  *
- * May be called from any context but hardirq: krt neither sleeps nor
- * allocates here
+ * May be called from any context but hardirq or with interrupts disabled
+ * (krt takes bottom-half locks): krt neither sleeps nor allocates here
  * (the scatterlist of a buffer is preallocated per request slot).  The
  * request waits for room on its connection unless %KRT_REQ_NOWAIT is set;
  * when the peer has no active connection it waits for one to come up,

@@ -421,8 +421,7 @@ static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
 	h->status = cpu_to_be32((u32)status);
 	h->req_id = cpu_to_be64(req_id);
 	/* fault/corrupt_msg: the next message of a service, never a heartbeat */
-	switch (krt_fault_corrupt_msg && service != KRT_SERVICE_HB ?
-		xchg(&krt_fault_corrupt_msg, 0) : 0) {
+	switch (service != KRT_SERVICE_HB ? krt_fault_corrupt() : 0) {
 	case 1:
 		h->magic = cpu_to_be32(0xdeadbeef);
 		break;
@@ -1243,7 +1242,7 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (krt_q_wc_failed(q, wc, "receive"))
 		return;
 	/* fault/silent: the peer seems to send nothing at all */
-	if (unlikely(READ_ONCE(krt_fault_silent))) {
+	if (krt_fault_silent()) {
 		krt_q_drop_rx(q, rb);
 		return;
 	}
@@ -1267,7 +1266,7 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	krt_q_complete(q, &done);
 
 	/* fault/drop_rx: a lost request or reply (not a heartbeat) */
-	if (unlikely(READ_ONCE(krt_fault_drop_rx)) && !krt_q_is_hb(q, h) && krt_fault_drop()) {
+	if (!krt_q_is_hb(q, h) && krt_fault_drop()) {
 		krt_q_drop_rx(q, rb);
 		return;
 	}
@@ -1869,7 +1868,7 @@ void krt_queue_free(struct krt_queue *q)
  * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
  * client's pages; for a client write it RDMA-READs the client's pages into
  * the buffer.  At most one transfer per request, before krt_srv_reply().
- * May be called from any context.
+ * May be called from any context but hardirq or with interrupts disabled.
  *
  * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
  * buffer with gaps or over the MR size, transfer already made),
@@ -1963,29 +1962,39 @@ EXPORT_SYMBOL_GPL(krt_srv_data);
  *
  * Exactly once per request, after any krt_srv_data() completed.  If the
  * connection is gone the answer is dropped.  May be called from any
- * context.
+ * context but hard interrupts or with interrupts disabled (it takes a
+ * bottom-half lock).  A second reply while krt still holds the request is
+ * refused (WARN once, counted as ``api_misuse``); once a reply went, @sreq
+ * may serve another request at once, so a reply through a stale pointer
+ * is a use after free that krt cannot tell from a first reply.
  */
 void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
 {
 	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
 	struct krt_queue *q = r->q;
 
-	/* a second reply, or one during a transfer: refused, not sent */
-	if (WARN_ONCE(READ_ONCE(r->state) != KRT_SREQ_SERVICE || r->sgl,
-		      "krt: reply to a request not with its service\n")) {
-		atomic64_inc(&krt_dp_stats.api_misuse);
-		return;
-	}
 	if (len > KRT_MAX_MSG) {
 		status = -EMSGSIZE;
 		len = 0;
+	}
+	spin_lock_bh(&q->lock);
+	/*
+	 * A second reply, or one during a transfer: refused, not sent.  Checked
+	 * and left under q->lock, so that of two racing replies one goes.
+	 */
+	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
+		spin_unlock_bh(&q->lock);
+		WARN_ONCE(1, "krt: reply to a request not with its service\n");
+		atomic64_inc(&krt_dp_stats.api_misuse);
+		return;
 	}
 	if (msg && len)
 		memcpy(r->va + sizeof(struct krt_msg_hdr), msg, len);
 	r->rep_len = msg ? len : 0;
 	r->status = status;
-	spin_lock_bh(&q->lock);
 	if (q->dead) {
+		/* no longer with the service: a racing second reply is refused */
+		r->state = KRT_SREQ_REPLY_WAIT;
 		spin_unlock_bh(&q->lock);
 		krt_sreq_release(r);
 		return;
