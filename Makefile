@@ -6,6 +6,7 @@
 #   make checkstyle      checkpatch.pl --strict over src/ and include/
 #   make check           deps, build, checkstyle, sparse, selftests in guests
 #   make demo            two guests, krtctl, debugfs
+#   make bench           krt vs raw verbs, nvme-rdma, ibv_rc_pingpong (bench/)
 #   make install         module, krtctl, headers, man pages, unit (DESTDIR,
 #                        PREFIX, KVER honoured); make uninstall
 #   make dkms-install    source into /usr/src/krt-VERSION, dkms add/build/install
@@ -45,13 +46,19 @@ MODDIR ?= /lib/modules/$(KVER)/updates
 DKMS_SRC ?= /usr/src/krt-$(VERSION)
 MAN_OUT := .vm/man
 
-.PHONY: all module krtctl selftests-bin clean checkstyle sparse check demo bench-stats \
+.PHONY: all module krtctl selftests-bin clean checkstyle sparse check demo bench bench-stats \
 	check-debug install uninstall man dkms-src dkms-install dkms-deb dkms-uninstall print-version install-guard
 
 all: module krtctl selftests-bin
 
+# KRT_FAULT=y builds the fault injection knobs (src/krt/fault.c, debugfs
+# fault/) that the selftests drive; the test entry points (scripts/check,
+# check-debug, demo, bench, bench-stats) set it.  Off by default: what
+# 'make' and 'make install' build for a storage node carries no test switch.
+KRT_FAULT ?=
+
 module:
-	$(MAKE) -C $(KDIR) M=$(PWD) $(if $(C),C=$(C)) $(if $(W),W=$(W)) modules
+	$(MAKE) -C $(KDIR) M=$(PWD) $(if $(C),C=$(C)) $(if $(W),W=$(W)) KRT_FAULT=$(KRT_FAULT) modules
 
 krtctl: src/krtctl/krtctl
 
@@ -70,7 +77,7 @@ checkstyle:
 	scripts/checkstyle
 
 sparse:
-	mkdir -p .vm; $(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee .vm/sparse.log; \
+	mkdir -p .vm; $(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 KRT_FAULT=$(KRT_FAULT) modules 2>&1 | tee .vm/sparse.log; \
 	! grep -E 'warning:|error:' .vm/sparse.log
 
 check:
@@ -85,6 +92,11 @@ demo:
 # what counting costs on the data path: a ratio within one guest boot
 bench-stats:
 	scripts/bench-stats
+
+# krt against raw verbs, nvme-rdma and ibv_rc_pingpong in the same guest
+# boot: bench/results.json, results.md, plot.png (scripts/bench)
+bench:
+	scripts/bench
 
 man:
 	scripts/check-man $(MAN_OUT)

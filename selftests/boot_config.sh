@@ -31,6 +31,9 @@ dkms_modprobe() {
 	modprobe krt || { fail "modprobe krt"; return 1; }
 	krt_loaded || fail "krt not loaded after modprobe"
 	check_eq "$(cat /sys/module/krt/version)" "$(sed -n 's/^#define KRT_VERSION[ \t]*"\(.*\)"/\1/p' "$KRT_ROOT/src/krt/krt.h")" "version"
+	# a normal build (DKMS, no KRT_FAULT=y) has no fault injection knob
+	[ -d "$KRT_DBG" ] || fail "no $KRT_DBG"
+	[ ! -e "$KRT_DBG/fault" ] || fail "the DKMS build has fault knobs: $(ls "$KRT_DBG/fault")"
 	modprobe -r krt || fail "modprobe -r krt"
 	! krt_loaded || fail "krt still loaded"
 }

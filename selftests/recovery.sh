@@ -14,7 +14,6 @@ A=""		# the rxe device's address
 N=4		# pool size
 
 dp() { awk -v f="$1:" '$1 == f { print $2 }' "$KRT_DBG/dp"; }
-j() { jq -r ".$2" "$TMPD/$1"; }
 conns_up() { "$KRTCTL" -j peer show "$1" | jq -r '.[0].conns_up'; }
 
 # load NAME ARGS...: verified xfer in the background, JSON in
@@ -38,22 +37,6 @@ settle() {
 	else
 		check_eq "${r#*/*/}" "0/0" "$name: mismatches/double completions"
 	fi
-}
-
-# during PID MAX PAUSE CMD...: run CMD up to MAX times, PAUSE s apart,
-# while the load PID still runs (so the fault surely meets requests in
-# flight however fast the machine); prints how many times it ran, fails
-# when CMD did
-during() {
-	local pid=$1 max=$2 pause=$3 n=0 rc=0
-	shift 3
-	while [ "$n" -lt "$max" ] && kill -0 "$pid" 2> /dev/null; do
-		"$@" > /dev/null || rc=1
-		n=$((n + 1))
-		sleep "$pause"
-	done
-	echo "$n"
-	return $rc
 }
 
 # back_up PEER N WHAT: wait for the pool to be N/N again, say how long
@@ -278,13 +261,20 @@ device_cycles() {
 	sleep 1
 	for ((i = 0; i < 10; i++)); do
 		rdma link del krt_rc0 || { fail "rdma link del"; break; }
+		# the listener stays, waiting for its device, and comes back
+		# by itself: no 'listen add' by hand
+		check_eq "$("$KRTCTL" -j listen show | jq -r '.[0].state')" waiting \
+			"cycle $i: listener state with its device gone"
 		sleep 0.5
 		rdma link add krt_rc0 type rxe netdev "$ifn" || { fail "rdma link add"; break; }
-		"$KRTCTL" listen add "$A" || fail "listen add $i"
 		t0=$SECONDS
+		busywait 10000 bash -c "[ \"\$($KRTCTL -j listen show | jq -r '.[0].state')\" = active ]" ||
+			fail "cycle $i: listener not back: $("$KRTCTL" listen show)"
 		wait_peer rc active $N 60000 || { fail "cycle $i: pool not back"; break; }
-		diag "cycle $i: pool back in $((SECONDS - t0)) s"
+		diag "cycle $i: listener and pool back in $((SECONDS - t0)) s"
 	done
+	check_eq "$("$KRTCTL" -j listen show | jq -r '.[0].lost')" 10 "listener's lost count"
+	check_eq "$("$KRTCTL" -j listen show | jq -r 'length')" 1 "listeners" 
 	settle dc "$p1" 20000 0
 }
 

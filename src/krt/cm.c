@@ -270,7 +270,7 @@ err_reject:
 	mutex_lock(&krt_pool_lock);
 	ours = conn->cm_id == id;
 	if (ours)
-		conn->cm_id = NULL;
+		WRITE_ONCE(conn->cm_id, NULL);
 	listed = !list_empty(&conn->entry);
 	list_del_init(&conn->entry);
 	krt_pool_changed();
@@ -316,7 +316,7 @@ static void krt_cm_fill_req(struct krt_conn *conn, void *buf, u8 *len)
 	req->hb_ms = cpu_to_be32(conn->hb_ms);
 	req->hb_misses = cpu_to_be16(conn->hb_misses);
 	*len = sizeof(*req);
-	switch (krt_fault_cm_req) {	/* debugfs fault/cm_req: test the passive side */
+	switch (krt_fault_cm_req()) {	/* debugfs fault/cm_req: test the passive side */
 	case 1:
 		req->magic = cpu_to_be32(0xdeadbeef);
 		break;
@@ -423,19 +423,22 @@ static int krt_cm_listener_event(struct krt_listener *l, struct rdma_cm_id *id,
 		bool mine;
 
 		/*
-		 * The listener's device went away: the listener goes too, and
-		 * rdma_cm destroys the id when we return non-zero.  If
-		 * krt_listen_del() took the id first, it destroys it.
+		 * The listener's device went away: rdma_cm destroys the id
+		 * when we return non-zero; the listener stays listed and
+		 * listens again when a device has its address (the rebind
+		 * work).  If krt_listen_del() or unload took the id first,
+		 * they destroy it.
 		 */
 		mutex_lock(&krt_pool_lock);
 		mine = l->cm_id == id;
 		if (mine) {
 			l->cm_id = NULL;
-			list_del_init(&l->entry);
+			krt_listen_lost(l);
+		} else if (l->binding) {
+			/* an id being bound: krt_listen_bind() destroys it */
+			l->bind_lost = true;
 		}
 		mutex_unlock(&krt_pool_lock);
-		if (mine)
-			kfree(l);
 		return mine;
 	}
 	return 0;

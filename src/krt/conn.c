@@ -186,11 +186,16 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	conn->depth = clamp_t(u32, conn->depth, 2,
 			      min((dev->caps.max_qp_wr - 1) / 3,
 				  (dev->caps.max_cqe - 2) / 4));
-	vec = dev->caps.comp_vectors ? conn->index % dev->caps.comp_vectors : 0;
-	/* send and receive completions share one CQ, +1 each for the drain */
+	/*
+	 * Send and receive completions from the device's shared CQ pool, as
+	 * nvme-rdma and rtrs take theirs: the pool spreads connections over
+	 * the completion vectors (so over CPUs) and shares CQs between them.
+	 * 3 send and 1 receive entries per request, +1 each for the drain.
+	 */
+	vec = conn->index;
 	cq = krt_fault_connect() ? ERR_PTR(-ENOMEM) :
-		ib_alloc_cq(dev->ibdev, conn, 4 * conn->depth + 2, vec,
-			    IB_POLL_SOFTIRQ);
+		ib_cq_pool_get(dev->ibdev, KRT_CONN_CQES(conn->depth), vec,
+			       IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq)) {
 		ret = PTR_ERR(cq);
 		goto err_pd;
@@ -221,6 +226,7 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	conn->q = q;
 	conn->qp_id = id;
 	conn->cq = cq;
+	conn->cq_nr = KRT_CONN_CQES(conn->depth);
 	conn->pd = pd;
 	WRITE_ONCE(conn->dev, dev);	/* read locklessly by krt_stat_add() */
 	conn->qpn = id->qp->qp_num;
@@ -232,7 +238,7 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 err_qp:
 	rdma_destroy_qp(id);
 err_cq:
-	ib_free_cq(cq);
+	ib_cq_pool_put(cq, KRT_CONN_CQES(conn->depth));
 err_pd:
 	ib_dealloc_pd(pd);
 err_put:
@@ -252,6 +258,7 @@ void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 {
 	struct krt_device *dev = NULL;
 	struct ib_cq *cq = NULL;
+	u32 cq_nr = 0;
 	struct ib_pd *pd = NULL;
 	bool mine;
 
@@ -271,6 +278,7 @@ void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	mutex_lock(&krt_pool_lock);
 	if (mine && conn->qp_id == id) {
 		cq = conn->cq;
+		cq_nr = conn->cq_nr;
 		pd = conn->pd;
 		dev = conn->dev;
 		conn->cq = NULL;
@@ -280,7 +288,7 @@ void krt_conn_destroy_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	}
 	mutex_unlock(&krt_pool_lock);
 	if (cq)
-		ib_free_cq(cq);
+		ib_cq_pool_put(cq, cq_nr);
 	/* ORDER: the MR pool went with the queue, the QP above: the PD is free */
 	if (pd)
 		ib_dealloc_pd(pd);
@@ -340,7 +348,7 @@ void krt_conn_release(struct krt_conn *conn)
 	id = NULL;
 	if (conn->state == KRT_CONN_ERROR || conn->state == KRT_CONN_CLOSING) {
 		id = conn->cm_id;
-		conn->cm_id = NULL;
+		WRITE_ONCE(conn->cm_id, NULL);
 	}
 	mutex_unlock(&krt_pool_lock);
 	if (!id) {
@@ -510,12 +518,20 @@ static void krt_conn_fatal_work(struct work_struct *work)
 void krt_conn_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct krt_conn *conn = ctx;
+	struct rdma_cm_id *id;
 
 	trace_krt_qp_event(conn, ev->event);
 	switch (ev->event) {
 	case IB_EVENT_COMM_EST:
-		if (conn->cm_id)
-			rdma_notify(conn->cm_id, IB_EVENT_COMM_EST);
+		/*
+		 * Read once, without krt_pool_lock (this may be hardirq
+		 * context): krt_conn_release() clears it before it destroys
+		 * this QP and destroys the id only after, so a non-NULL id
+		 * read here outlives this event.
+		 */
+		id = READ_ONCE(conn->cm_id);
+		if (id)
+			rdma_notify(id, IB_EVENT_COMM_EST);
 		break;
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:

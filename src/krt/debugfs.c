@@ -10,7 +10,8 @@
  * counters), ``devices/<dev>/`` with one read-only file per capability
  * (table-driven, one shared fops) and ``stats``, ``peers/<name>/`` with
  * ``stats``, ``latency`` and ``conns/<index>/{state,queue,stats,latency}``, and
- * ``fault/`` with knobs that selftests flip to drive error paths.  Every
+ * ``fault/`` with knobs that selftests flip to drive error paths (fault.c,
+ * in builds with ``KRT_FAULT=y`` only).  Every
  * file is ``key: value`` lines with the keys of netlink and krtctl -j.
  * Not ABI; stable figures are also in netlink.  Device entries are
  * created from the ib_client callbacks; peer entries by a work item that
@@ -20,99 +21,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
-#include <linux/fault-inject.h>
 #include <linux/fs.h>
 #include <linux/seq_file.h>
 #include "krt.h"
 
-/* Fault knob: treat devices added from now on as lacking FRWR. */
-bool krt_fault_mask_frwr;
-/* Fault knob: corrupt outbound CONNECT_REQUEST private data (see cm.c). */
-u32 krt_fault_cm_req;
-/* Fault knob: corrupt the next data-path message sent (see queue.c). */
-u32 krt_fault_corrupt_msg;
-/* Fault knob: drop the next N data-path messages received (see queue.c). */
-u32 krt_fault_drop_rx;
-/* Fault knob: ignore every data-path message received (see queue.c). */
-bool krt_fault_silent;
-/* Fault knob: fail the next N reconnect attempts (see conn.c). */
-u32 krt_fault_reconnect_n;
-
-/* Take one from a "next N" fault counter. */
-static bool krt_fault_take(u32 *n)
-{
-	u32 v = READ_ONCE(*n);
-
-	while (v) {
-		u32 old = cmpxchg(n, v, v - 1);
-
-		if (old == v)
-			return true;
-		v = old;
-	}
-	return false;
-}
-
-/**
- * krt_fault_reconnect() - whether to fail this reconnect attempt
- *
- * Return: true while fault/reconnect counts down.
- */
-bool krt_fault_reconnect(void)
-{
-	return krt_fault_take(&krt_fault_reconnect_n);
-}
-
-/**
- * krt_fault_drop() - whether to drop this received message
- *
- * Return: true while fault/drop_rx counts down.
- */
-bool krt_fault_drop(void)
-{
-	return krt_fault_take(&krt_fault_drop_rx);
-}
-
 static struct dentry *krt_dbg_root;
 static struct dentry *krt_dbg_devices;
 static struct dentry *krt_dbg_peers;
-
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-/*
- * Fault knob fault/connect/ (the kernel's fault_attr files: probability,
- * space, times, ...): fail the allocations and verbs of the connect and
- * accept paths, which run in rdma_cm's workers where failslab's
- * per-task fail-nth cannot reach.  space=N fails the N-th point.
- */
-static DECLARE_FAULT_ATTR(krt_fault_connect_attr);
-
-/**
- * krt_fault_connect() - whether to fail this connect-path step
- *
- * Return: true when the step is to fail as if out of memory.
- */
-bool krt_fault_connect(void)
-{
-	return should_fail(&krt_fault_connect_attr, 1);
-}
-
-/*
- * Fault knob fault/register/: fail memory registration steps of either
- * side (scatterlist allocation, DMA mapping, ib_map_mr_sg) from any
- * context, the server's softirq included.
- */
-static DECLARE_FAULT_ATTR(krt_fault_register_attr);
-
-/**
- * krt_fault_register() - whether to fail this registration step
- *
- * Return: true when the step is to fail.
- */
-bool krt_fault_register(void)
-{
-	return should_fail(&krt_fault_register_attr, 1);
-}
-#endif
 
 struct krt_dbg_attr {
 	const char *name;
@@ -286,63 +201,6 @@ static int krt_dbg_conns_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(krt_dbg_conns);
-
-static ssize_t krt_dbg_hold_read(struct file *f, char __user *buf, size_t len,
-				 loff_t *ppos)
-{
-	char s[3] = { krt_test_holding() ? 'Y' : 'N', '\n', 0 };
-
-	return simple_read_from_buffer(buf, len, ppos, s, 2);
-}
-
-static ssize_t krt_dbg_hold_write(struct file *f, const char __user *buf,
-				  size_t len, loff_t *ppos)
-{
-	bool v;
-	int ret;
-
-	ret = kstrtobool_from_user(buf, len, &v);
-	if (ret)
-		return ret;
-	krt_test_hold(v);
-	return len;
-}
-
-static const struct file_operations krt_dbg_hold_fops = {
-	.owner	= THIS_MODULE,
-	.read	= krt_dbg_hold_read,
-	.write	= krt_dbg_hold_write,
-	.llseek	= default_llseek,
-};
-
-/*
- * fault/qp_fatal: writing "PEER INDEX" reports a fatal QP error on that
- * connection through its QP's event handler, as a driver would.
- */
-static ssize_t krt_dbg_qp_fatal_write(struct file *f, const char __user *buf,
-				      size_t len, loff_t *ppos)
-{
-	char line[KRT_PEER_NAME_MAX + 16], name[KRT_PEER_NAME_MAX];
-	u32 index;
-	int ret;
-
-	if (len >= sizeof(line))
-		return -EINVAL;
-	if (copy_from_user(line, buf, len))
-		return -EFAULT;
-	line[len] = 0;
-	BUILD_BUG_ON(KRT_PEER_NAME_MAX != 32);	/* the width below */
-	if (sscanf(line, "%31s %u", name, &index) != 2)
-		return -EINVAL;
-	ret = krt_conn_inject_fatal(name, index);
-	return ret ? ret : len;
-}
-
-static const struct file_operations krt_dbg_qp_fatal_fops = {
-	.owner	= THIS_MODULE,
-	.write	= krt_dbg_qp_fatal_write,
-	.llseek	= noop_llseek,
-};
 
 /* ---- peers/<name>/ ---- */
 
@@ -674,8 +532,6 @@ void krt_debugfs_dev_rename(struct krt_device *dev, const char *old)
 
 void krt_debugfs_init(void)
 {
-	struct dentry *fault;
-
 	krt_dbg_root = debugfs_create_dir("krt", NULL);
 	if (IS_ERR(krt_dbg_root))
 		return;
@@ -686,22 +542,7 @@ void krt_debugfs_init(void)
 	debugfs_create_file("conns", 0444, krt_dbg_root, NULL, &krt_dbg_conns_fops);
 	krt_dbg_devices = debugfs_create_dir("devices", krt_dbg_root);
 	krt_dbg_peers = debugfs_create_dir("peers", krt_dbg_root);
-	fault = debugfs_create_dir("fault", krt_dbg_root);
-	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fault_mask_frwr);
-	debugfs_create_u32("cm_req", 0600, fault, &krt_fault_cm_req);
-	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fault_corrupt_msg);
-	debugfs_create_u32("drop_rx", 0600, fault, &krt_fault_drop_rx);
-	debugfs_create_bool("silent", 0600, fault, &krt_fault_silent);
-	debugfs_create_u32("reconnect", 0600, fault, &krt_fault_reconnect_n);
-	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_dbg_hold_fops);
-	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_dbg_qp_fatal_fops);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-	/* quiet by default: fail-nth sweeps pass through these points too */
-	krt_fault_connect_attr.verbose = 0;
-	krt_fault_register_attr.verbose = 0;
-	fault_create_debugfs_attr("connect", fault, &krt_fault_connect_attr);
-	fault_create_debugfs_attr("register", fault, &krt_fault_register_attr);
-#endif
+	krt_fault_init(krt_dbg_root);
 }
 
 void krt_debugfs_exit(void)

@@ -193,7 +193,7 @@ static void krt_dev_read_caps(struct krt_device *dev)
 	struct krt_dev_caps *c = &dev->caps;
 
 	c->frwr = !!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS);
-	if (krt_fault_mask_frwr)
+	if (krt_fault_mask_frwr())
 		c->frwr = false;
 	/* remote invalidation comes with the memory management extensions */
 	c->send_inv = c->frwr;

@@ -213,11 +213,24 @@ enum krt_cm_ctx {
  * @addr: address and port
  * @cm_id: listening id; krt_pool_lock (NULL once its device went away)
  */
+/**
+ * struct krt_listener - a local address krt accepts connections on
+ * @ctx: KRT_CM_LISTENER
+ * @entry: in krt_listeners; krt_pool_lock (and krt_listen_mutex to unlist)
+ * @addr: address and port
+ * @cm_id: the listening id, NULL while its device is gone; krt_pool_lock
+ * @lost: times its device went away; krt_pool_lock
+ * @binding: krt_listen_bind() creates its id; krt_pool_lock
+ * @bind_lost: that id's device went away meanwhile; krt_pool_lock
+ */
 struct krt_listener {
 	enum krt_cm_ctx		ctx;
 	struct list_head	entry;
 	struct sockaddr_storage	addr;
 	struct rdma_cm_id	*cm_id;
+	u32			lost;
+	bool			binding;
+	bool			bind_lost;
 };
 
 struct krt_peer;
@@ -235,7 +248,9 @@ struct krt_queue;
  * @dying: set under the cm handler lock: events are ignored from then on
  * @cm_id: the connection's id; krt_pool_lock; owned by the connection
  * @dev: device of the QP (reference), set when the route is known
- * @cq: completion queue; created and freed with the QP; krt_pool_lock
+ * @cq: completion queue, from the device's shared CQ pool; taken and
+ *	put back with the QP; krt_pool_lock
+ * @cq_nr: entries taken from @cq; krt_pool_lock
  * @pd: the connection's own protection domain, for its QP and MRs;
  *	created and freed with the QP; krt_pool_lock
  * @depth: work requests per direction
@@ -283,6 +298,7 @@ struct krt_conn {
 	struct rdma_cm_id	*cm_id;
 	struct krt_device	*dev;
 	struct ib_cq		*cq;
+	u32			cq_nr;
 	struct ib_pd		*pd;
 	u32			depth;
 	u32			qpn;
@@ -500,6 +516,7 @@ void krt_pool_drop_empty_inbound(struct krt_peer *peer);
 struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
 				       u32 depth);
 void krt_pool_dev_remove(struct krt_device *dev);
+void krt_listen_lost(struct krt_listener *l);
 int krt_listen_add(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
 int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack);
 int krt_peer_add(const char *name, struct sockaddr_storage *addr,
@@ -545,6 +562,8 @@ void krt_peer_shutdown(struct krt_peer *peer);
 
 #define KRT_RESOLVE_TIMEOUT_MS	2000
 #define KRT_MAX_DEPTH		4096
+/* CQ entries a connection of depth @d takes from the shared CQ pool */
+#define KRT_CONN_CQES(d)	(4 * (d) + 2)
 
 /* cm.c */
 #define KRT_REJ_MAX	KRT_REJ_IDENTITY
@@ -685,20 +704,92 @@ int krt_test_run(const struct krt_test_args *args, struct krt_test_result *res,
 void krt_test_hold(bool hold);
 bool krt_test_holding(void);
 
-/* debugfs.c */
-extern bool krt_fault_mask_frwr;
-extern u32 krt_fault_cm_req;
-extern u32 krt_fault_corrupt_msg;
-extern u32 krt_fault_drop_rx;
-extern bool krt_fault_silent;
-extern u32 krt_fault_reconnect_n;
+/*
+ * fault.c: fault injection, built with KRT_FAULT=y only (see its DOC);
+ * inline stubs otherwise, so that a normal build tests nothing on its
+ * data path.
+ */
+#ifdef KRT_FAULT_INJECTION
+extern bool krt_fi_mask_frwr;
+extern u32 krt_fi_cm_req;
+extern u32 krt_fi_corrupt_msg;
+extern u32 krt_fi_drop_rx;
+extern bool krt_fi_silent;
+void krt_fault_init(struct dentry *root);
 bool krt_fault_reconnect(void);
-bool krt_fault_drop(void);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool krt_fault_drop_take(void);
+u32 krt_fault_corrupt_take(void);
+
+/* fault/mask_frwr: devices added from now on lack FRWR */
+static inline bool krt_fault_mask_frwr(void)
+{
+	return READ_ONCE(krt_fi_mask_frwr);
+}
+
+/* fault/cm_req: how to corrupt outbound connect private data, or 0 */
+static inline u32 krt_fault_cm_req(void)
+{
+	return READ_ONCE(krt_fi_cm_req);
+}
+
+/* fault/corrupt_msg: how to corrupt this message (taken once), or 0 */
+static inline u32 krt_fault_corrupt(void)
+{
+	return unlikely(READ_ONCE(krt_fi_corrupt_msg)) ? krt_fault_corrupt_take() : 0;
+}
+
+/* fault/drop_rx: drop this received message (counted down) */
+static inline bool krt_fault_drop(void)
+{
+	return unlikely(READ_ONCE(krt_fi_drop_rx)) && krt_fault_drop_take();
+}
+
+/* fault/silent: drop every received message */
+static inline bool krt_fault_silent(void)
+{
+	return unlikely(READ_ONCE(krt_fi_silent));
+}
+#else
+static inline void krt_fault_init(struct dentry *root)
+{
+}
+
+static inline bool krt_fault_reconnect(void)
+{
+	return false;
+}
+
+static inline bool krt_fault_mask_frwr(void)
+{
+	return false;
+}
+
+static inline u32 krt_fault_cm_req(void)
+{
+	return 0;
+}
+
+static inline u32 krt_fault_corrupt(void)
+{
+	return 0;
+}
+
+static inline bool krt_fault_drop(void)
+{
+	return false;
+}
+
+static inline bool krt_fault_silent(void)
+{
+	return false;
+}
+#endif
+
+#if defined(KRT_FAULT_INJECTION) && defined(CONFIG_FAULT_INJECTION_DEBUG_FS)
 bool krt_fault_connect(void);
 bool krt_fault_register(void);
 #else
-/* debugfs fault/connect and fault/register need fault injection */
+/* fault/connect and fault/register need the kernel's fault injection */
 static inline bool krt_fault_connect(void)
 {
 	return false;

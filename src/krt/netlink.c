@@ -68,6 +68,8 @@ static const struct nla_policy krt_dev_set_policy[KRT_A_DEV_MAX + 1] = {
 static const struct nla_policy krt_listen_policy[KRT_A_LISTEN_MAX + 1] = {
 	[KRT_A_LISTEN_ADDR]	= { .type = NLA_BINARY, .len = 16 },
 	[KRT_A_LISTEN_PORT]	= { .type = NLA_U16 },
+	[KRT_A_LISTEN_STATE]	= { .type = NLA_REJECT },
+	[KRT_A_LISTEN_LOST]	= { .type = NLA_REJECT },
 };
 
 static struct netlink_range_validation krt_reconnect_ms_range = {
@@ -408,7 +410,10 @@ static int krt_nl_listen_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 				  &krt_genl_family, NLM_F_MULTI, KRT_CMD_LISTEN_GET);
 		if (!hdr)
 			break;
-		if (krt_nl_put_addr(skb, KRT_A_LISTEN_ADDR, KRT_A_LISTEN_PORT, &l->addr)) {
+		if (krt_nl_put_addr(skb, KRT_A_LISTEN_ADDR, KRT_A_LISTEN_PORT, &l->addr) ||
+		    nla_put_u8(skb, KRT_A_LISTEN_STATE,
+			       l->cm_id ? KRT_LISTEN_ACTIVE : KRT_LISTEN_WAITING) ||
+		    nla_put_u32(skb, KRT_A_LISTEN_LOST, l->lost)) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}

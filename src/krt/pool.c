@@ -1092,6 +1092,82 @@ static int krt_listen_check_locked(struct sockaddr_storage *addr,
 	return 0;
 }
 
+/*
+ * Unlist a listener and take its id, in one critical section so that a
+ * DEVICE_REMOVAL handler either sees it listed with its id (and frees it)
+ * or not at all.  Caller holds krt_pool_lock.
+ */
+static struct rdma_cm_id *krt_listen_unlist_locked(struct krt_listener *l)
+{
+	struct rdma_cm_id *id = l->cm_id;
+
+	list_del_init(&l->entry);
+	l->cm_id = NULL;
+	return id;
+}
+
+/*
+ * Serialises listen add/del, the rebind work and unload, so that the rebind
+ * work may use a listener outside krt_pool_lock: none is freed meanwhile.
+ * ORDER: before krt_pool_lock; cm handlers never take it.
+ */
+static DEFINE_MUTEX(krt_listen_mutex);
+
+static void krt_listen_rebind_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(krt_listen_rebind_work, krt_listen_rebind_fn);
+#define KRT_LISTEN_REBIND_MS	1000
+
+/*
+ * A new listening id on @l's address, set as @l's id.  Caller holds
+ * krt_listen_mutex.  A DEVICE_REMOVAL of the new id before it is set
+ * (@l->bind_lost) fails the bind: rdma_cm waits for that id to go.
+ */
+static int krt_listen_bind(struct krt_listener *l, struct netlink_ext_ack *extack)
+{
+	struct rdma_cm_id *id;
+	bool lost;
+	int ret;
+
+	mutex_lock(&krt_pool_lock);
+	l->binding = true;
+	l->bind_lost = false;
+	mutex_unlock(&krt_pool_lock);
+	/* ORDER: rdma_cm calls outside krt_pool_lock, which handlers take */
+	id = rdma_create_id(&init_net, krt_cm_handler, l, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out;
+	}
+	ret = rdma_bind_addr(id, (struct sockaddr *)&l->addr);
+	if (ret) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "cannot bind: address not local to an RDMA device, or in use");
+		goto err;
+	}
+	ret = rdma_listen(id, 128);
+	if (ret) {
+		NL_SET_ERR_MSG_MOD(extack, "rdma_listen failed");
+		goto err;
+	}
+	mutex_lock(&krt_pool_lock);
+	lost = l->bind_lost;
+	if (!lost)
+		l->cm_id = id;
+	l->binding = false;
+	mutex_unlock(&krt_pool_lock);
+	if (!lost)
+		return 0;
+	NL_SET_ERR_MSG_MOD(extack, "the address's RDMA device went away");
+	ret = -ENODEV;
+err:
+	rdma_destroy_id(id);
+out:
+	mutex_lock(&krt_pool_lock);
+	l->binding = false;
+	mutex_unlock(&krt_pool_lock);
+	return ret;
+}
+
 /**
  * krt_listen_add() - accept connections on a local address
  * @addr: address and port
@@ -1113,60 +1189,79 @@ int krt_listen_add(struct sockaddr_storage *addr, struct netlink_ext_ack *extack
 	INIT_LIST_HEAD(&l->entry);
 	memcpy(&l->addr, addr, sizeof(l->addr));
 
+	mutex_lock(&krt_listen_mutex);
 	mutex_lock(&krt_pool_lock);
 	ret = krt_listen_check_locked(addr, extack);
 	mutex_unlock(&krt_pool_lock);
 	if (ret)
 		goto err_free;
-
-	/* ORDER: rdma_cm calls outside krt_pool_lock, which handlers take */
-	id = rdma_create_id(&init_net, krt_cm_handler, l, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = PTR_ERR(id);
+	ret = krt_listen_bind(l, extack);
+	if (ret)
 		goto err_free;
-	}
-	ret = rdma_bind_addr(id, (struct sockaddr *)addr);
-	if (ret) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "cannot bind: address not local to an RDMA device, or in use");
-		goto err_id;
-	}
-	ret = rdma_listen(id, 128);
-	if (ret) {
-		NL_SET_ERR_MSG_MOD(extack, "rdma_listen failed");
-		goto err_id;
-	}
-
 	mutex_lock(&krt_pool_lock);
 	ret = krt_listen_check_locked(addr, extack);	/* unload may have begun */
-	if (!ret) {
-		l->cm_id = id;
+	if (!ret)
 		list_add_tail(&l->entry, &krt_listeners);
-	}
+	else
+		id = krt_listen_unlist_locked(l);
 	mutex_unlock(&krt_pool_lock);
 	if (ret)
 		goto err_id;
+	mutex_unlock(&krt_listen_mutex);
 	return 0;
 
 err_id:
-	rdma_destroy_id(id);
+	if (id)
+		rdma_destroy_id(id);
 err_free:
+	mutex_unlock(&krt_listen_mutex);
 	kfree(l);
 	return ret;
 }
 
-/*
- * Unlist a listener and take its id, in one critical section so that a
- * DEVICE_REMOVAL handler either sees it listed with its id (and frees it)
- * or not at all.  Caller holds krt_pool_lock.
+/**
+ * krt_listen_lost() - a listener's device went away
+ * @l: the listener; its id is being destroyed by rdma_cm
+ *
+ * Called from the listener's DEVICE_REMOVAL handler, with krt_pool_lock
+ * held, once @l's id was taken.  The listener stays listed, waiting for an
+ * RDMA device with its address: the rebind work tries every second until
+ * it listens again or is deleted.
  */
-static struct rdma_cm_id *krt_listen_unlist_locked(struct krt_listener *l)
+void krt_listen_lost(struct krt_listener *l)
 {
-	struct rdma_cm_id *id = l->cm_id;
+	lockdep_assert_held(&krt_pool_lock);
+	l->lost++;
+	if (!krt_pool_closing)
+		mod_delayed_work(krt_wq, &krt_listen_rebind_work,
+				 msecs_to_jiffies(KRT_LISTEN_REBIND_MS));
+}
 
-	list_del_init(&l->entry);
-	l->cm_id = NULL;
-	return id;
+/* Listen again on the addresses whose device went; retry while one waits. */
+static void krt_listen_rebind_fn(struct work_struct *w)
+{
+	struct krt_listener *l;
+	struct rdma_cm_id *id;
+	bool waiting = false;
+
+	mutex_lock(&krt_listen_mutex);
+	/* no listener is freed while krt_listen_mutex is held */
+	list_for_each_entry(l, &krt_listeners, entry) {
+		mutex_lock(&krt_pool_lock);
+		id = l->cm_id;
+		mutex_unlock(&krt_pool_lock);
+		if (id)
+			continue;
+		if (krt_listen_bind(l, NULL)) {
+			waiting = true;
+			continue;
+		}
+		pr_info("listening again on %pISpc\n", &l->addr);
+	}
+	if (waiting && !READ_ONCE(krt_pool_closing))
+		mod_delayed_work(krt_wq, &krt_listen_rebind_work,
+				 msecs_to_jiffies(KRT_LISTEN_REBIND_MS));
+	mutex_unlock(&krt_listen_mutex);
 }
 
 /* Destroy a listener's id (waits for its handler) and free it. */
@@ -1191,16 +1286,19 @@ int krt_listen_del(struct sockaddr_storage *addr, struct netlink_ext_ack *extack
 	struct rdma_cm_id *id = NULL;
 	struct krt_listener *l;
 
+	mutex_lock(&krt_listen_mutex);
 	mutex_lock(&krt_pool_lock);
 	l = krt_listen_find_locked(addr);
 	if (l)
 		id = krt_listen_unlist_locked(l);
 	mutex_unlock(&krt_pool_lock);
+	if (l)
+		krt_listen_free(l, id);
+	mutex_unlock(&krt_listen_mutex);
 	if (!l) {
 		NL_SET_ERR_MSG_MOD(extack, "no listener there");
 		return -ENOENT;
 	}
-	krt_listen_free(l, id);
 	return 0;
 }
 
@@ -1290,6 +1388,9 @@ void krt_pool_exit(void)
 	list_for_each_entry(peer, &krt_peers, entry)
 		krt_peer_mark_closing(peer);
 	mutex_unlock(&krt_pool_lock);
+	/* krt_pool_closing is set: the rebind work queues itself no more */
+	cancel_delayed_work_sync(&krt_listen_rebind_work);
+	mutex_lock(&krt_listen_mutex);
 	for (;;) {
 		struct rdma_cm_id *id = NULL;
 
@@ -1302,6 +1403,7 @@ void krt_pool_exit(void)
 			break;
 		krt_listen_free(l, id);
 	}
+	mutex_unlock(&krt_listen_mutex);
 	for (;;) {
 		mutex_lock(&krt_pool_lock);
 		peer = list_first_entry_or_null(&krt_peers, struct krt_peer, entry);

@@ -72,6 +72,8 @@ int get_num(const char *s, const char *what, unsigned long max, u32 *val)
 static const struct nl_attr_pol listen_pol[KRT_A_LISTEN_MAX + 1] = {
 	[KRT_A_LISTEN_ADDR]	= { MNL_TYPE_BINARY, 16 },
 	[KRT_A_LISTEN_PORT]	= { MNL_TYPE_U16 },
+	[KRT_A_LISTEN_STATE]	= { MNL_TYPE_U8 },
+	[KRT_A_LISTEN_LOST]	= { MNL_TYPE_U32 },
 };
 
 struct nl_policy listen_policy = { "listen", KRT_A_LISTEN_MAX, listen_pol, 0 };
@@ -158,6 +160,11 @@ static int listen_show_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_OK;
 	pr_obj(&p, NULL, "addr", a_addr(tb, KRT_A_LISTEN_ADDR, buf, sizeof(buf)));
 	pr_u64(&p, "port", attr_u16(tb, KRT_A_LISTEN_PORT));
+	if (tb[KRT_A_LISTEN_STATE])
+		pr_word(&p, "state", mnl_attr_get_u8(tb[KRT_A_LISTEN_STATE]) ==
+			KRT_LISTEN_ACTIVE ? "active" : "waiting");
+	if (tb[KRT_A_LISTEN_LOST])
+		pr_u64(&p, "lost", mnl_attr_get_u32(tb[KRT_A_LISTEN_LOST]));
 	pr_obj_end(&p);
 	return MNL_CB_OK;
 }

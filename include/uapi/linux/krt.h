@@ -95,10 +95,17 @@ enum krt_reject_reason {
 };
 
 /* Listeners: local addresses krt accepts connections on. */
+enum krt_listen_state {
+	KRT_LISTEN_ACTIVE,		/* listening */
+	KRT_LISTEN_WAITING,		/* its device went: waits for one */
+};
+
 enum krt_a_listen {
 	KRT_A_LISTEN_UNSPEC,
 	KRT_A_LISTEN_ADDR,		/* binary, 4 (IPv4) or 16 (IPv6) bytes */
 	KRT_A_LISTEN_PORT,		/* u16 */
+	KRT_A_LISTEN_STATE,		/* u8, enum krt_listen_state (dump only) */
+	KRT_A_LISTEN_LOST,		/* u32, times its device went (dump only) */
 
 	__KRT_A_LISTEN_MAX,
 	KRT_A_LISTEN_MAX = __KRT_A_LISTEN_MAX - 1

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: fault injection (debugfs ``fault/``), for the selftests.
+ *
+ * DOC: Fault injection
+ *
+ * Built only when krt is built with ``KRT_FAULT=y`` (``make check``, the
+ * debug tier, the demo and the benchmark do; ``make``, ``make install`` and
+ * DKMS do not), as nvme's fault_inject.c is built only with fault
+ * injection: krt.h has inline stubs otherwise, so a normal build carries
+ * no test switch on its data path.  ``KRT_FAULT`` rather than
+ * ``CONFIG_FAULT_INJECTION_DEBUG_FS`` alone: Debian's kernel, on which
+ * ``make check`` runs, lacks the latter, and the knobs below need no more
+ * than debugfs.  ``fault/connect`` and ``fault/register`` are the kernel's
+ * fault attributes and need CONFIG_FAULT_INJECTION_DEBUG_FS as well.
+ *
+ * ``mask_frwr`` (devices added from now on lack FRWR), ``cm_req`` (corrupt
+ * outbound connect private data), ``corrupt_msg`` (the next data-path
+ * message sent), ``drop_rx`` (drop the next N received), ``silent`` (drop
+ * every received message), ``reconnect`` (fail the next N reconnect
+ * attempts), ``hold_replies`` (the test service holds its replies),
+ * ``qp_fatal`` (a fatal QP event on one connection).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
+#include <linux/fs.h>
+#include "krt.h"
+
+/* Fault knob: treat devices added from now on as lacking FRWR. */
+bool krt_fi_mask_frwr;
+/* Fault knob: corrupt outbound CONNECT_REQUEST private data (see cm.c). */
+u32 krt_fi_cm_req;
+/* Fault knob: corrupt the next data-path message sent (see queue.c). */
+u32 krt_fi_corrupt_msg;
+/* Fault knob: drop the next N data-path messages received (see queue.c). */
+u32 krt_fi_drop_rx;
+/* Fault knob: ignore every data-path message received (see queue.c). */
+bool krt_fi_silent;
+/* Fault knob: fail the next N reconnect attempts (see conn.c). */
+static u32 krt_fi_reconnect;
+
+/* Take one from a "next N" fault counter. */
+static bool krt_fault_take(u32 *n)
+{
+	u32 v = READ_ONCE(*n);
+
+	while (v) {
+		u32 old = cmpxchg(n, v, v - 1);
+
+		if (old == v)
+			return true;
+		v = old;
+	}
+	return false;
+}
+
+/**
+ * krt_fault_reconnect() - whether to fail this reconnect attempt
+ *
+ * Return: true while fault/reconnect counts down.
+ */
+bool krt_fault_reconnect(void)
+{
+	return krt_fault_take(&krt_fi_reconnect);
+}
+
+/**
+ * krt_fault_drop_take() - whether to drop this received message
+ *
+ * Return: true while fault/drop_rx counts down.
+ */
+bool krt_fault_drop_take(void)
+{
+	return krt_fault_take(&krt_fi_drop_rx);
+}
+
+/**
+ * krt_fault_corrupt_take() - how to corrupt the next message sent
+ *
+ * Return: the fault/corrupt_msg mode (once), or 0.
+ */
+u32 krt_fault_corrupt_take(void)
+{
+	return xchg(&krt_fi_corrupt_msg, 0);
+}
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * Fault knob fault/connect/ (the kernel's fault_attr files: probability,
+ * space, times, ...): fail the allocations and verbs of the connect and
+ * accept paths, which run in rdma_cm's workers where failslab's
+ * per-task fail-nth cannot reach.  space=N fails the N-th point.
+ */
+static DECLARE_FAULT_ATTR(krt_fault_connect_attr);
+
+/**
+ * krt_fault_connect() - whether to fail this connect-path step
+ *
+ * Return: true when the step is to fail as if out of memory.
+ */
+bool krt_fault_connect(void)
+{
+	return should_fail(&krt_fault_connect_attr, 1);
+}
+
+/*
+ * Fault knob fault/register/: fail memory registration steps of either
+ * side (scatterlist allocation, DMA mapping, ib_map_mr_sg) from any
+ * context, the server's softirq included.
+ */
+static DECLARE_FAULT_ATTR(krt_fault_register_attr);
+
+/**
+ * krt_fault_register() - whether to fail this registration step
+ *
+ * Return: true when the step is to fail.
+ */
+bool krt_fault_register(void)
+{
+	return should_fail(&krt_fault_register_attr, 1);
+}
+#endif
+
+static ssize_t krt_fault_hold_read(struct file *f, char __user *buf, size_t len,
+				   loff_t *ppos)
+{
+	char s[3] = { krt_test_holding() ? 'Y' : 'N', '\n', 0 };
+
+	return simple_read_from_buffer(buf, len, ppos, s, 2);
+}
+
+static ssize_t krt_fault_hold_write(struct file *f, const char __user *buf,
+				    size_t len, loff_t *ppos)
+{
+	bool v;
+	int ret;
+
+	ret = kstrtobool_from_user(buf, len, &v);
+	if (ret)
+		return ret;
+	krt_test_hold(v);
+	return len;
+}
+
+static const struct file_operations krt_fault_hold_fops = {
+	.owner	= THIS_MODULE,
+	.read	= krt_fault_hold_read,
+	.write	= krt_fault_hold_write,
+	.llseek	= default_llseek,
+};
+
+/*
+ * fault/qp_fatal: writing "PEER INDEX" reports a fatal QP error on that
+ * connection through its QP's event handler, as a driver would.
+ */
+static ssize_t krt_fault_qp_fatal_write(struct file *f, const char __user *buf,
+					size_t len, loff_t *ppos)
+{
+	char line[KRT_PEER_NAME_MAX + 16], name[KRT_PEER_NAME_MAX];
+	u32 index;
+	int ret;
+
+	if (len >= sizeof(line))
+		return -EINVAL;
+	if (copy_from_user(line, buf, len))
+		return -EFAULT;
+	line[len] = 0;
+	BUILD_BUG_ON(KRT_PEER_NAME_MAX != 32);	/* the width below */
+	if (sscanf(line, "%31s %u", name, &index) != 2)
+		return -EINVAL;
+	ret = krt_conn_inject_fatal(name, index);
+	return ret ? ret : len;
+}
+
+static const struct file_operations krt_fault_qp_fatal_fops = {
+	.owner	= THIS_MODULE,
+	.write	= krt_fault_qp_fatal_write,
+	.llseek	= noop_llseek,
+};
+
+/**
+ * krt_fault_init() - create the fault/ folder
+ * @root: krt's debugfs folder
+ */
+void krt_fault_init(struct dentry *root)
+{
+	struct dentry *fault = debugfs_create_dir("fault", root);
+
+	debugfs_create_bool("mask_frwr", 0600, fault, &krt_fi_mask_frwr);
+	debugfs_create_u32("cm_req", 0600, fault, &krt_fi_cm_req);
+	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fi_corrupt_msg);
+	debugfs_create_u32("drop_rx", 0600, fault, &krt_fi_drop_rx);
+	debugfs_create_bool("silent", 0600, fault, &krt_fi_silent);
+	debugfs_create_u32("reconnect", 0600, fault, &krt_fi_reconnect);
+	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_fault_hold_fops);
+	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_fault_qp_fatal_fops);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	/* quiet by default: fail-nth sweeps pass through these points too */
+	krt_fault_connect_attr.verbose = 0;
+	krt_fault_register_attr.verbose = 0;
+	fault_create_debugfs_attr("connect", fault, &krt_fault_connect_attr);
+	fault_create_debugfs_attr("register", fault, &krt_fault_register_attr);
+#endif
+}
