@@ -296,8 +296,9 @@ events() {
 }
 
 # rdma link del under a live pool: every connection fails with the reason,
-# its QPs go, the listener on that device goes too, nothing oopses; with
-# the device back, a new listener and pool come up
+# its QPs go, the listener on that device waits for it (state waiting),
+# nothing oopses; with the device back the listener listens again and the
+# pool comes back by itself, with no 'listen add' by hand
 device_removal() {
 	local ifn
 	ifn=$(awk '$1 == "krt_po0" { print $2 }' "$TMPD/rxe")
@@ -309,10 +310,13 @@ device_removal() {
 		fail "reason: $("$KRTCTL" -j conn show peer dr)"
 	check_eq "$(peer_json dr state)" reconnecting "peer state"
 	check_eq "$(rdma resource show qp 2>/dev/null | grep -c 'comm \[rdma_cm\]')" 0 "QPs after removal"
-	check_eq "$("$KRTCTL" -j listen show | jq length)" 0 "listeners after their device went"
+	check_eq "$("$KRTCTL" -j listen show | jq -c '[.[] | {state, lost}]')" '[{"state":"waiting","lost":1}]' \
+		"the listener waits for its device"
 	[ -z "$(inbound)" ] || fail "inbound peer left: $("$KRTCTL" peer show)"
 	rdma link add krt_po0 type rxe netdev "$ifn" || { fail "rdma link add again"; return 1; }
-	"$KRTCTL" listen add "$A" || fail "listen add on the new device"
+	# the listener listens again by itself on the new device
+	busywait 10000 bash -c "[ \"\$($KRTCTL -j listen show | jq -r '.[0].state')\" = active ]" ||
+		fail "listener not back: $("$KRTCTL" listen show)"
 	# the pool comes back by itself on the new device
 	wait_peer dr active 3 || fail "pool did not come back: $("$KRTCTL" conn show peer dr)"
 	"$KRTCTL" peer del dr

@@ -314,7 +314,9 @@ churn() {
 	rdma link del krt_rc0 || fail "rdma link del"
 	sleep 1
 	rdma link add krt_rc0 type rxe netdev "$ifn" || fail "rdma link add"
-	"$KRTCTL" listen add "$A" || fail "listen add"
+	# the listener listens again by itself
+	busywait 10000 bash -c "[ \"\$($KRTCTL -j listen show | jq -r '.[0].state')\" = active ]" ||
+		fail "listener not back: $("$KRTCTL" listen show)"
 	for i in $pids; do wait "$i"; done
 	"$KRTCTL" peer del c1 > /dev/null 2>&1
 	"$KRTCTL" peer set rc conns $N || fail "peer set back to $N"

@@ -74,7 +74,7 @@ struct krt_raw_info {
  * @scqe: sends (not counted: a send request completes with its reply)
  * @rdcqe: RDMA READ and WRITE requests
  * @free_work: server side: tears the connection down
- * @node: in krt_raw_srv_conns (krt_raw_lock)
+ * @node: in krt_raw_srv_conns (krt_raw_conns_lock)
  * @dead: teardown queued (set once)
  * @established: client: the next cm event arrived
  * @cm_event: client: that event
@@ -150,10 +150,16 @@ struct krt_raw_run {
 	u64			lat_sum;
 };
 
-static DEFINE_MUTEX(krt_raw_lock);		/* runs, listener, conns */
+static DEFINE_MUTEX(krt_raw_lock);		/* runs, listen, the result */
+/*
+ * Server connections.  A spinlock of their own: the cm handler of a new
+ * connection must not wait for a run, which holds krt_raw_lock and may be
+ * waiting for that very connection (one node connecting to itself).
+ */
+static DEFINE_SPINLOCK(krt_raw_conns_lock);
 /* set under krt_raw_lock; taken (xchg) by device removal or unload */
 static struct rdma_cm_id *krt_raw_listen_id;
-static LIST_HEAD(krt_raw_srv_conns);		/* krt_raw_lock */
+static LIST_HEAD(krt_raw_srv_conns);		/* krt_raw_conns_lock */
 static struct workqueue_struct *krt_raw_wq;
 static struct dentry *krt_raw_dir;
 static char krt_raw_result[1024];		/* krt_raw_lock */
@@ -202,6 +208,8 @@ static int krt_raw_post_recv(struct krt_raw_conn *c, int i)
 	struct ib_recv_wr wr = { .wr_cqe = &c->rcqe[i], .sg_list = &sge, .num_sge = 1 };
 
 	c->rcqe[i].done = krt_raw_recv_done;
+	ib_dma_sync_single_for_device(c->id->device, sge.addr, KRT_RAW_MAX_MSG,
+				      DMA_FROM_DEVICE);
 	return ib_post_recv(c->id->qp, &wr, NULL);
 }
 
@@ -309,9 +317,9 @@ static void krt_raw_srv_free_work(struct work_struct *w)
 {
 	struct krt_raw_conn *c = container_of(w, struct krt_raw_conn, free_work);
 
-	mutex_lock(&krt_raw_lock);
-	list_del(&c->node);
-	mutex_unlock(&krt_raw_lock);
+	spin_lock(&krt_raw_conns_lock);
+	list_del_init(&c->node);
+	spin_unlock(&krt_raw_conns_lock);
 	rdma_disconnect(c->id);
 	krt_raw_conn_free(c);
 	rdma_destroy_id(c->id);
@@ -406,6 +414,7 @@ static int krt_raw_srv_connect(struct rdma_cm_id *id)
 	if (!c)
 		return -ENOMEM;
 	INIT_WORK(&c->free_work, krt_raw_srv_free_work);
+	INIT_LIST_HEAD(&c->node);
 	ret = krt_raw_conn_setup(c, id);
 	if (ret)
 		goto err;
@@ -416,13 +425,18 @@ static int krt_raw_srv_connect(struct rdma_cm_id *id)
 		goto err;
 	}
 	id->context = c;
+	/* listed before the accept: from then on a completion may kill it */
+	spin_lock(&krt_raw_conns_lock);
+	list_add(&c->node, &krt_raw_srv_conns);
+	spin_unlock(&krt_raw_conns_lock);
 	krt_raw_conn_param(id, &p);
 	ret = rdma_accept(id, &p);
-	if (ret)
+	if (ret) {
+		spin_lock(&krt_raw_conns_lock);
+		list_del_init(&c->node);
+		spin_unlock(&krt_raw_conns_lock);
 		goto err;
-	mutex_lock(&krt_raw_lock);
-	list_add(&c->node, &krt_raw_srv_conns);
-	mutex_unlock(&krt_raw_lock);
+	}
 	return 0;
 err:
 	/* rdma_cm destroys the id when the handler returns non-zero */
@@ -579,34 +593,76 @@ static void krt_raw_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	krt_raw_post_recv(c, i);
-	krt_raw_complete(c, true);
+	/* only a send run's requests are answered; anything else is ignored */
+	if (c->run->op == KRT_RAW_SEND)
+		krt_raw_complete(c, true);
 }
 
-/* post the next request of the run; 0 or a posting error */
-static int krt_raw_post(struct krt_raw_conn *c)
+/* the next request of the run, stamped with its submission time */
+static void krt_raw_fill(struct krt_raw_conn *c, struct ib_rdma_wr *wr,
+			 struct ib_sge *sge)
 {
 	struct krt_raw_run *r = c->run;
-	struct ib_sge sge = {
-		.addr = c->buf_dma, .length = r->size,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_rdma_wr wr = {};
 
-	wr.wr.sg_list = &sge;
-	wr.wr.num_sge = 1;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
+	sge->addr = c->buf_dma;
+	sge->length = r->size;
+	sge->lkey = c->pd->local_dma_lkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.sg_list = sge;
+	wr->wr.num_sge = 1;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
 	if (r->op == KRT_RAW_SEND) {
-		wr.wr.opcode = IB_WR_SEND;
-		wr.wr.wr_cqe = &c->scqe;
+		wr->wr.opcode = IB_WR_SEND;
+		wr->wr.wr_cqe = &c->scqe;
 	} else {
-		wr.wr.opcode = r->op == KRT_RAW_READ ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
-		wr.wr.wr_cqe = &c->rdcqe;
-		wr.remote_addr = c->raddr;
-		wr.rkey = c->rkey;
+		wr->wr.opcode = r->op == KRT_RAW_READ ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
+		wr->wr.wr_cqe = &c->rdcqe;
+		wr->remote_addr = c->raddr;
+		wr->rkey = c->rkey;
 	}
 	r->ts[r->seq % r->depth] = ktime_get_ns();
 	r->seq++;
+}
+
+/* post the next request of the run (from a completion); 0 or an error */
+static int krt_raw_post(struct krt_raw_conn *c)
+{
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+
+	krt_raw_fill(c, &wr, &sge);
 	return ib_post_send(c->id->qp, &wr.wr, NULL);
+}
+
+/*
+ * The run's first @depth requests in one chain, one post: until it
+ * returns no completion can repost, so r->seq and r->ts have one writer
+ * at a time.  Return: how many were posted.
+ */
+static u32 krt_raw_post_first(struct krt_raw_conn *c, u32 depth)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_rdma_wr *wrs;
+	struct ib_sge *sges;
+	u32 i, n = depth;
+
+	wrs = kcalloc(depth, sizeof(*wrs), GFP_KERNEL);
+	sges = kcalloc(depth, sizeof(*sges), GFP_KERNEL);
+	if (!wrs || !sges) {
+		n = 0;
+		goto out;
+	}
+	for (i = 0; i < depth; i++) {
+		krt_raw_fill(c, &wrs[i], &sges[i]);
+		if (i)
+			wrs[i - 1].wr.next = &wrs[i].wr;
+	}
+	if (ib_post_send(c->id->qp, &wrs[0].wr, &bad))
+		n = bad ? container_of(bad, struct ib_rdma_wr, wr) - wrs : 0;
+out:
+	kfree(wrs);
+	kfree(sges);
+	return n;
 }
 
 /* the client's cm events: recorded for the run thread, which waits for each */
@@ -617,8 +673,15 @@ static int krt_raw_clt_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	switch (ev->event) {
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		return 0;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * rdma_cm waits for this id to go: end the run now (its work
+		 * requests flush), and a connect waiting for its next event.
+		 */
+		WRITE_ONCE(c->run->stop, true);
+		wake_up(&c->run->wait);
+		fallthrough;
 	default:
 		c->cm_event = ev->event;
 		c->cm_status = ev->status;
@@ -727,7 +790,8 @@ static int krt_raw_do_run(struct sockaddr *sa, enum krt_raw_op op, u32 size,
 	struct krt_raw_run *r;
 	struct rdma_cm_id *id;
 	u64 t0, cpu0;
-	int ret, i;
+	u32 posted;
+	int ret;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
@@ -763,15 +827,13 @@ static int krt_raw_do_run(struct sockaddr *sa, enum krt_raw_op op, u32 size,
 	cpu0 = krt_raw_cpu_ns();
 	t0 = ktime_get_ns();
 	atomic_set(&r->inflight, depth);
-	for (i = 0; i < depth; i++) {
-		if (krt_raw_post(c)) {
-			/* never posted: not in flight */
-			atomic_sub(depth - i, &r->inflight);
-			r->seq--;
-			break;
-		}
-	}
-	msleep_interruptible(time_ms);
+	posted = krt_raw_post_first(c, depth);
+	/* never posted: not in flight */
+	if (posted < depth && atomic_sub_and_test(depth - posted, &r->inflight))
+		WRITE_ONCE(r->stop, true);
+	/* a signal or the device's removal ends the run early */
+	wait_event_interruptible_timeout(r->wait, READ_ONCE(r->stop),
+					 msecs_to_jiffies(time_ms));
 	WRITE_ONCE(r->stop, true);
 	if (!wait_event_timeout(r->wait, !atomic_read(&r->inflight),
 				msecs_to_jiffies(KRT_RAW_TIMEOUT_MS)))
@@ -881,10 +943,10 @@ static void __exit krt_raw_exit(void)
 	id = xchg(&krt_raw_listen_id, NULL);
 	if (id)
 		rdma_destroy_id(id);
-	mutex_lock(&krt_raw_lock);
+	spin_lock(&krt_raw_conns_lock);
 	list_for_each_entry(c, &krt_raw_srv_conns, node)
 		krt_raw_srv_kill(c);
-	mutex_unlock(&krt_raw_lock);
+	spin_unlock(&krt_raw_conns_lock);
 	destroy_workqueue(krt_raw_wq);
 }
 

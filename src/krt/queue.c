@@ -1897,6 +1897,11 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		return -ENOMEM;
 
 	spin_lock_bh(&q->lock);
+	/* again under the lock: a racing krt_srv_reply() may have claimed it */
+	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
+		spin_unlock_bh(&q->lock);
+		return -EINVAL;
+	}
 	if (q->dead) {
 		spin_unlock_bh(&q->lock);
 		return -ECONNRESET;
