@@ -46,8 +46,22 @@ version_matches() {
 	unload_krt
 }
 
-ktap_plan 3
+# module parameters refuse what they cannot honour and keep their value
+bad_params() {
+	local p=/sys/module/krt/parameters v
+	load_krt || return 1
+	for v in 0 86400001 -1 abc; do
+		echo "$v" > $p/req_timeout_ms 2> /dev/null && fail "req_timeout_ms=$v accepted"
+	done
+	check_eq "$(cat $p/req_timeout_ms)" 30000 "req_timeout_ms after refused writes"
+	unload_krt || return 1
+	insmod "$KRT_KO" req_timeout_ms=0 2> /dev/null && fail "insmod req_timeout_ms=0 succeeded"
+	! krt_loaded || { rmmod krt; fail "krt loaded with req_timeout_ms=0"; }
+}
+
+ktap_plan 4
 run_case "load_unload_${KRT_LOAD_CYCLES:-20}_no_device" cycles_no_device
 run_case "load_unload_${KRT_LOAD_CYCLES:-20}_with_rxe" cycles_with_device
 run_case version version_matches
+run_case bad_params_refused bad_params
 ktap_finish

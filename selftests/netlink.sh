@@ -41,6 +41,12 @@ unprivileged_user() {
 	setpriv --reuid 65534 --regid 65534 --clear-groups \
 		"$KRTCTL" -j dev show > /dev/null || fail "dev show as nobody failed"
 	check_eq "$(dev_field krt_nl0 enabled)" true "enabled after refused request"
+	# the events group carries more than show gives: joining it needs
+	# CAP_NET_ADMIN (GENL_MCAST_CAP_NET_ADMIN)
+	timeout 10 setpriv --reuid 65534 --regid 65534 --clear-groups \
+		"$KRTCTL" monitor count 1 > "$out" 2>&1
+	check_eq $? 1 "exit status of monitor as nobody"
+	grep -q "Operation not permitted" "$out" || fail "monitor as nobody: $(cat "$out")"
 }
 
 krtctl_errors() {

@@ -190,7 +190,7 @@ heartbeat() {
 # dropped request and dropped reply: the request fails at its deadline
 # (a data request resets its connection first), the pool comes back
 dropped_messages() {
-	local r0 d0
+	local r0 d0 in s0
 	d0=$(dp dropped)
 	echo 1 > "$KRT_DBG/fault/drop_rx"
 	"$KRTCTL" -j ping rc count 1 timeout 500 > "$TMPD/d1"
@@ -202,6 +202,17 @@ dropped_messages() {
 	[ "$(dp resets)" -gt "$r0" ] || fail "the data request's connection was not reset"
 	check_eq "$(($(dp dropped) - d0))" 2 "messages dropped by the fault"
 	back_up rc $N "dropped messages"
+	# a lost reply (fault/drop_replies): the server served the request,
+	# the client's deadline fails it, the reply is never taken as another's
+	in=$("$KRTCTL" -j peer show | jq -r '[.[] | select(.direction == "inbound")][0].name')
+	s0=$(awk '$1 == "srv_reqs_send:" { print $2 }' "$KRT_DBG/peers/$in/stats")
+	echo 1 > "$KRT_DBG/fault/drop_replies"
+	"$KRTCTL" -j ping rc count 1 timeout 500 > "$TMPD/d4"
+	check_eq "$(j d4 errors)/$(j d4 first_error_name)" "1/Connection timed out" "dropped reply: ping"
+	check_eq "$(cat "$KRT_DBG/fault/drop_replies")" 0 "drop_replies taken"
+	check_eq "$(($(awk '$1 == "srv_reqs_send:" { print $2 }' "$KRT_DBG/peers/$in/stats") - s0))" 1 \
+		"the dropped reply's request was served"
+	check_eq "$(($(dp dropped) - d0))" 3 "messages dropped by the faults"
 	"$KRTCTL" -j ping rc count 50 > "$TMPD/d3"
 	check_eq "$(j d3 ok)" 50 "pings afterwards"
 }

@@ -46,7 +46,7 @@ setup() {
 }
 
 ping_exact() {
-	local k v
+	local k v i
 	run_ok p ping st count 1000 size 4000 || return 1
 	check_eq "$(j p ok)/$(j p errors)" "1000/0" "pings"
 	# the client's side, in debugfs and over netlink
@@ -78,6 +78,24 @@ ping_exact() {
 		"device srv_reqs_send"
 	check_eq "$(dev_stat reqs_send)" 1000 \
 		"device reqs_send"
+	# one connection's statistics (stats show peer P conn I, and conn P/I):
+	# they sum to the peer's
+	v=0
+	for i in $(ls "$KRT_DBG/peers/st/conns"); do
+		k=$("$KRTCTL" -j stats show peer st conn "$i" | jq -r '.[0].counters.reqs_send') ||
+			fail "stats show peer st conn $i"
+		check_eq "$("$KRTCTL" -j stats show conn "st/$i" | jq -r '.[0].counters.reqs_send')" "$k" \
+			"stats show conn st/$i"
+		check_eq "$k" "$(awk '$1 == "reqs_send:" { print $2 }' "$KRT_DBG/peers/st/conns/$i/stats")" \
+			"netlink and debugfs of st/$i"
+		v=$((v + k))
+	done
+	check_eq "$v" 1000 "per-connection stats show sum"
+	# krtctl -s peer show: the main counters beside the peer, as ip -s link
+	check_eq "$("$KRTCTL" -j -s peer show st | jq -r '.[0].stats | "\(.reqs_send)/\(.done_ok)/\(.msg_bytes_out)"')" \
+		"1000/1000/$M" "-s peer show -j"
+	"$KRTCTL" -s peer show st | grep -qE "reqs_send 1000( |$)" ||
+		fail "-s peer show text: $("$KRTCTL" -s peer show st)"
 	# text output: the same keys
 	"$KRTCTL" stats show peer st > "$TMPD/text" || fail "stats show text"
 	grep -qw reqs_send "$TMPD/text" && grep -qw msg_bytes_out "$TMPD/text" ||

@@ -16,7 +16,9 @@
  *
  * ``mask_frwr`` (devices added from now on lack FRWR), ``cm_req`` (corrupt
  * outbound connect private data), ``corrupt_msg`` (the next data-path
- * message sent), ``drop_rx`` (drop the next N received), ``silent`` (drop
+ * message sent), ``drop_rx`` (drop the next N received), ``drop_replies``
+ * (drop the next N replies a client receives: the request was served, its
+ * answer lost), ``silent`` (drop
  * every received message), ``reconnect`` (fail the next N reconnect
  * attempts), ``hold_replies`` (the test service holds its replies),
  * ``qp_fatal`` (a fatal QP event on one connection).
@@ -36,6 +38,8 @@ u32 krt_fi_cm_req;
 u32 krt_fi_corrupt_msg;
 /* Fault knob: drop the next N data-path messages received (see queue.c). */
 u32 krt_fi_drop_rx;
+/* Fault knob: drop the next N replies a client receives (see queue.c). */
+u32 krt_fi_drop_rep;
 /* Fault knob: ignore every data-path message received (see queue.c). */
 bool krt_fi_silent;
 /* Fault knob: fail the next N reconnect attempts (see conn.c). */
@@ -74,6 +78,16 @@ bool krt_fault_reconnect(void)
 bool krt_fault_drop_take(void)
 {
 	return krt_fault_take(&krt_fi_drop_rx);
+}
+
+/**
+ * krt_fault_drop_rep_take() - whether to drop this received reply
+ *
+ * Return: true while fault/drop_replies counts down.
+ */
+bool krt_fault_drop_rep_take(void)
+{
+	return krt_fault_take(&krt_fi_drop_rep);
 }
 
 /**
@@ -192,6 +206,7 @@ void krt_fault_init(struct dentry *root)
 	debugfs_create_u32("cm_req", 0600, fault, &krt_fi_cm_req);
 	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fi_corrupt_msg);
 	debugfs_create_u32("drop_rx", 0600, fault, &krt_fi_drop_rx);
+	debugfs_create_u32("drop_replies", 0600, fault, &krt_fi_drop_rep);
 	debugfs_create_bool("silent", 0600, fault, &krt_fi_silent);
 	debugfs_create_u32("reconnect", 0600, fault, &krt_fi_reconnect);
 	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_fault_hold_fops);

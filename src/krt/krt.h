@@ -714,10 +714,12 @@ extern bool krt_fi_mask_frwr;
 extern u32 krt_fi_cm_req;
 extern u32 krt_fi_corrupt_msg;
 extern u32 krt_fi_drop_rx;
+extern u32 krt_fi_drop_rep;
 extern bool krt_fi_silent;
 void krt_fault_init(struct dentry *root);
 bool krt_fault_reconnect(void);
 bool krt_fault_drop_take(void);
+bool krt_fault_drop_rep_take(void);
 u32 krt_fault_corrupt_take(void);
 
 /* fault/mask_frwr: devices added from now on lack FRWR */
@@ -742,6 +744,12 @@ static inline u32 krt_fault_corrupt(void)
 static inline bool krt_fault_drop(void)
 {
 	return unlikely(READ_ONCE(krt_fi_drop_rx)) && krt_fault_drop_take();
+}
+
+/* fault/drop_replies: drop this reply a client received (counted down) */
+static inline bool krt_fault_drop_reply(void)
+{
+	return unlikely(READ_ONCE(krt_fi_drop_rep)) && krt_fault_drop_rep_take();
 }
 
 /* fault/silent: drop every received message */
@@ -775,6 +783,11 @@ static inline u32 krt_fault_corrupt(void)
 }
 
 static inline bool krt_fault_drop(void)
+{
+	return false;
+}
+
+static inline bool krt_fault_drop_reply(void)
 {
 	return false;
 }

@@ -1265,8 +1265,12 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
 
-	/* fault/drop_rx: a lost request or reply (not a heartbeat) */
-	if (!krt_q_is_hb(q, h) && krt_fault_drop()) {
+	/*
+	 * fault/drop_rx: a lost request or reply (not a heartbeat);
+	 * fault/drop_replies: a lost reply, its request served
+	 */
+	if (!krt_q_is_hb(q, h) &&
+	    (krt_fault_drop() || (!q->server && krt_fault_drop_reply()))) {
 		krt_q_drop_rx(q, rb);
 		return;
 	}
