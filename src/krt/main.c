@@ -36,7 +36,13 @@ static int __init krt_init(void)
 err_test:
 	krt_test_exit();
 err_netlink:
+	/*
+	 * ORDER: no request after the family goes; then what requests made
+	 * meanwhile (listeners, peers) goes, and its works, before the
+	 * workqueues do
+	 */
 	krt_netlink_exit();
+	krt_pool_exit();
 err_debugfs:
 	krt_debugfs_exit();
 	krt_pool_destroy_wq();
