@@ -300,6 +300,28 @@ err_map:
 	return -ENOMEM;
 }
 
+/*
+ * A signalled SEND of @len bytes of the send buffer from @off (the info,
+ * a reply, the hello), posted after @first when given (the REG_MR).
+ */
+static int krt_raw_post_send(struct krt_raw_conn *c, struct ib_send_wr *first,
+			     u32 off, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = c->sbuf_dma + off, .length = len,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &c->scqe, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+
+	if (!first)
+		return ib_post_send(c->id->qp, &wr, NULL);
+	first->next = &wr;
+	return ib_post_send(c->id->qp, first, NULL);
+}
+
 static void krt_raw_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p)
 {
 	u32 rd = min_t(u32, id->device->attrs.max_qp_rd_atom, 16);
@@ -337,15 +359,6 @@ static void krt_raw_srv_advertise(struct krt_raw_conn *c);
 static void krt_raw_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc, int i)
 {
 	struct krt_raw_conn *c = cq->cq_context;
-	struct ib_sge sge = {
-		.addr = c->sbuf_dma + sizeof(struct krt_raw_info),
-		.length = KRT_RAW_REPLY,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &c->scqe, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
-	};
 
 	if (!c->raddr) {		/* the hello */
 		c->raddr = 1;
@@ -355,7 +368,8 @@ static void krt_raw_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc, int i)
 			krt_raw_srv_advertise(c);
 		return;
 	}
-	if (krt_raw_post_recv(c, i) || ib_post_send(c->id->qp, &wr, NULL))
+	if (krt_raw_post_recv(c, i) ||
+	    krt_raw_post_send(c, NULL, sizeof(struct krt_raw_info), KRT_RAW_REPLY))
 		krt_raw_srv_kill(c);
 }
 
@@ -370,14 +384,6 @@ static void krt_raw_srv_advertise(struct krt_raw_conn *c)
 	struct krt_raw_info *info = c->sbuf;
 	struct scatterlist sg;
 	struct ib_reg_wr reg = {};
-	struct ib_sge sge = {
-		.addr = c->sbuf_dma, .length = sizeof(*info),
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_send_wr send = {
-		.wr_cqe = &c->scqe, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
-	};
 	int n;
 
 	sg_init_table(&sg, 1);
@@ -388,7 +394,6 @@ static void krt_raw_srv_advertise(struct krt_raw_conn *c)
 		goto kill;
 	reg.wr.opcode = IB_WR_REG_MR;
 	reg.wr.wr_cqe = &c->scqe;
-	reg.wr.next = &send;
 	reg.mr = c->mr;
 	reg.key = c->mr->rkey;
 	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
@@ -398,7 +403,7 @@ static void krt_raw_srv_advertise(struct krt_raw_conn *c)
 	info->len = cpu_to_be32(KRT_RAW_MAX_IO);
 	ib_dma_sync_single_for_device(c->id->device, c->sbuf_dma, PAGE_SIZE,
 				      DMA_BIDIRECTIONAL);
-	if (!ib_post_send(c->id->qp, &reg.wr, NULL))
+	if (!krt_raw_post_send(c, &reg.wr, 0, sizeof(*info)))
 		return;
 kill:
 	krt_raw_srv_kill(c);
@@ -707,16 +712,7 @@ static int krt_raw_clt_wait(struct krt_raw_conn *c, enum rdma_cm_event_type want
 /* the client speaks first: an empty message the server answers with its info */
 static int krt_raw_hello(struct krt_raw_conn *c)
 {
-	struct ib_sge sge = {
-		.addr = c->sbuf_dma, .length = KRT_RAW_REPLY,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &c->scqe, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
-	};
-
-	return ib_post_send(c->id->qp, &wr, NULL);
+	return krt_raw_post_send(c, NULL, 0, KRT_RAW_REPLY);
 }
 
 /* resolve, set up and connect: in the run thread, not in the cm handler */

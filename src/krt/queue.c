@@ -1891,7 +1891,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	u32 len, pages;
 	int ret;
 
-	if (sreq->dir == KRT_DATA_NONE || r->state != KRT_SREQ_SERVICE || r->sgl)
+	if (sreq->dir == KRT_DATA_NONE)
 		return -EINVAL;
 	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
 	if (ret || len != sreq->data_len || pages > q->mr_pages)
@@ -1901,7 +1901,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		return -ENOMEM;
 
 	spin_lock_bh(&q->lock);
-	/* again under the lock: a racing krt_srv_reply() may have claimed it */
+	/* under the lock: a racing krt_srv_reply() may have claimed it */
 	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
 		spin_unlock_bh(&q->lock);
 		return -EINVAL;
