@@ -16,6 +16,8 @@ sum_q() {
 	awk -v p="$1/" -v f="$2:" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 }
 		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
 }
+# sum_all FIELD: a queue counter summed over every connection (both ends)
+sum_all() { awk -v f="$1:" '$1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"; }
 # run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
 # run_fail OUT ARGS...: krtctl -j ARGS exits 1 (requests failed)
 run_fail() {
@@ -75,6 +77,40 @@ local_invalidate() {
 	echo 1 > $p
 	check_eq "$(($(sum_q dp local_inv) - li0))" 40 "LOCAL_INVs posted"
 	check_eq "$(sum_q dp remote_inv)" "$ri0" "remote invalidations while off"
+}
+
+# A server transfer of up to 3 x 16 entries names its pages without an MR
+# (one to three RDMA WRs); a larger one, or any with srv_direct=0, goes
+# through REG_MR, the transfer and LOCAL_INV.  Data is checked either way.
+srv_paths() {
+	local p=/sys/module/krt/parameters/srv_direct op d0 m0 w0 b0
+	d0=$(sum_all srv_direct)
+	m0=$(sum_all srv_mr)
+	for op in read write; do
+		# 65537 bytes at an odd offset: 18 entries, two WRs
+		run_ok x xfer dp op $op size 65537 count 10 depth 4
+		check_eq "$(j x ok)/$(j x mismatches)" "10/0" "$op 65537 without MR"
+	done
+	check_eq "$(($(sum_all srv_direct) - d0))/$(($(sum_all srv_mr) - m0))" "20/0" \
+		"server transfers without/with MR (64K+1)"
+	for op in read write; do
+		run_ok x xfer dp op $op size 1048576 count 3 depth 2
+		check_eq "$(j x ok)/$(j x mismatches)" "3/0" "$op 1M through an MR"
+	done
+	check_eq "$(($(sum_all srv_mr) - m0))" 6 "server transfers with MR (1M: 257 entries)"
+	d0=$(sum_all srv_direct)
+	m0=$(sum_all srv_mr)
+	echo 0 > $p
+	for op in read write; do
+		run_ok x xfer dp op $op size 4096 count 10 depth 4
+		check_eq "$(j x ok)/$(j x mismatches)" "10/0" "$op 4K with srv_direct=0"
+	done
+	echo 1 > $p
+	check_eq "$(($(sum_all srv_direct) - d0))/$(($(sum_all srv_mr) - m0))" "0/20" \
+		"server transfers without/with MR while srv_direct=0"
+	w0=$(sum_all wrs)
+	b0=$(sum_all doorbells)
+	[ "$w0" -gt 0 ] && [ "$w0" -ge "$b0" ] || fail "wrs $w0 < doorbells $b0"
 }
 
 concurrency() {
@@ -264,11 +300,12 @@ no_service() {
 	unload_krt
 }
 
-ktap_plan 13
+ktap_plan 14
 run_case setup setup
 run_case ping_payload_verified ping_verified
 run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
 run_case local_invalidate_path local_invalidate
+run_case server_transfers_with_and_without_mr srv_paths
 run_case concurrency_8_threads_exactly_once concurrency
 run_case backpressure_depth_4_no_rnr backpressure
 run_case limits_emsgsize_enotconn limits

@@ -209,7 +209,9 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	/* +1 for the drain work request */
 	attr.cap.max_send_wr = 3 * conn->depth + 1;
 	attr.cap.max_recv_wr = conn->depth + 1;
-	attr.cap.max_send_sge = 1;
+	/* a server's RDMA READ/WRITE names its pages without an MR */
+	attr.cap.max_send_sge = conn->inbound ?
+		clamp_t(u32, dev->caps.max_send_sge, 1, KRT_SRV_SGE) : 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = dev->caps.max_inline;
 	ret = krt_fault_connect() ? -ENOMEM : rdma_create_qp(id, pd, &attr);

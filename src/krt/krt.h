@@ -595,6 +595,9 @@ extern unsigned int krt_max_io;
 extern unsigned int krt_req_timeout_ms;
 extern unsigned int krt_rnr_retry;
 
+/* scatter/gather entries per RDMA WR of a server transfer without an MR */
+#define KRT_SRV_SGE	16
+
 /**
  * struct krt_qstats - counters of one connection's data path
  *
@@ -620,6 +623,10 @@ struct krt_qstats {
 	u64	remote_inv;
 	u64	heartbeats;
 	u64	hb_timeouts;
+	u64	doorbells;	/* ib_post_send() calls */
+	u64	wrs;		/* send WRs they posted */
+	u64	srv_direct;	/* server transfers without an MR */
+	u64	srv_mr;		/* server transfers through an MR */
 };
 
 /* Global data-path counters (all connections, past and present). */

@@ -204,7 +204,10 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 		  kmalloc_size_roundup(pages * sizeof(struct scatterlist)) +
 		  pages * sizeof(u64) + 512 +		/* MR page list, MR */
 		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
-		  512;					/* slot or server request */
+		  512 +					/* slot or server request */
+		  /* server: 3 RDMA WRs of KRT_SRV_SGE entries, and larger WQEs */
+		  (inbound ? KRT_SRV_SGE * (3 * sizeof(struct ib_sge) + 3 * 16) +
+			     3 * sizeof(struct ib_rdma_wr) : 0);
 
 	/* plus its counters and histograms (stats.c) */
 	return (u64)depth * per + 4096 + krt_stats_mem(true, true);

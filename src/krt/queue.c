@@ -28,12 +28,28 @@
  * grants more than it could have posted is malformed.
  *
  * Send queue: a request reserves 3 SQ entries (REG_MR, SEND, LOCAL_INV), a
- * server data transfer 3 (REG_MR, RDMA, LOCAL_INV), a reply 1; the SQ is
- * sized 3 * depth + 1 (the +1 for the drain) and the accounting makes an
- * overflow impossible.  Signalling: REG_MR and RDMA READ/WRITE are
- * unsignalled; the SEND or LOCAL_INV that ends a chain is signalled and
- * returns the chain's entries.  Every WR has a wr_cqe, so a flushed or
- * failed unsignalled WR is handled too.
+ * server data transfer 3, a reply 1; the SQ is sized 3 * depth + 1 (the +1
+ * for the drain) and the accounting makes an overflow impossible.
+ * Signalling: REG_MR and RDMA READ/WRITE are unsignalled; the SEND or
+ * LOCAL_INV that ends a chain is signalled and returns the chain's
+ * entries.  Every WR has a wr_cqe, so a flushed or failed unsignalled WR
+ * is handled too.
+ *
+ * Server data transfers: the server's buffer is local memory, so, as the
+ * RDMA core's R/W API does on InfiniBand and RoCE, krt names it by DMA
+ * address and the PD's local DMA lkey in the RDMA READ/WRITE itself: up
+ * to 3 WRs of up to ``max_send_sge`` (16 at most) entries each, the last
+ * one signalled, and no registration.  A buffer that needs more WRs, a
+ * READ on iWARP (whose sink must be registered for remote write) and a
+ * READ over the device's efficient READ sge count (``max_sgl_rd``) use an
+ * MR of the connection's pool instead: REG_MR, the transfer and a fenced
+ * LOCAL_INV.  krt does not call rdma_rw_ctx_init() itself because it
+ * allocates with GFP_KERNEL for more than one entry, and krt_srv_data()
+ * may be called in atomic context; what it builds is the same.
+ *
+ * Counters: every ib_post_send() is a doorbell and counts the WRs it
+ * posts (``doorbells`` and ``wrs`` in debugfs), so that WRs and doorbells
+ * per request can be read off a benchmark run.
  *
  * Backpressure: a request that finds no free slot, no credit or no SQ room
  * waits on the connection's list (``backlog`` at most, -EBUSY beyond), or
@@ -121,7 +137,7 @@ MODULE_PARM_DESC(remote_invalidate, "Ask servers for SEND_WITH_INV where the dev
 struct krt_dp_stats krt_dp_stats;
 
 #define KRT_WR_REQ	3	/* REG_MR, SEND, LOCAL_INV */
-#define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV */
+#define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV; or 1-3 RDMA */
 #define KRT_WR_REP	1	/* SEND (with invalidate) */
 #define KRT_TICK	(HZ / 10)
 #define KRT_ESTABLISH_TIMEOUT	(10 * HZ)	/* accept to ESTABLISHED, server */
@@ -131,6 +147,10 @@ module_param_named(rnr_retry, krt_rnr_retry, uint, 0644);
 MODULE_PARM_DESC(rnr_retry, "RNR retries of connections (0..7, 7 = forever); with credits an RNR is a bug, so 0 makes it visible (default: 0)");
 
 /* Check every inline SEND's address (on in debug builds). */
+static bool krt_srv_direct = true;
+module_param_named(srv_direct, krt_srv_direct, bool, 0644);
+MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs without an MR (default: Y; N: REG_MR and LOCAL_INV for each)");
+
 static bool krt_check_inline = IS_ENABLED(CONFIG_DEBUG_VIRTUAL);
 module_param_named(check_inline, krt_check_inline, bool, 0644);
 MODULE_PARM_DESC(check_inline, "Check that inline SENDs carry a kernel virtual address of a krt buffer (default: on with CONFIG_DEBUG_VIRTUAL)");
@@ -201,6 +221,8 @@ struct krt_sreq {
 	u64			t_recv;		/* local_clock() at receive */
 	struct ib_mr		*mr;		/* registered by krt_srv_data() */
 	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
+	struct ib_rdma_wr	*rwr;		/* KRT_WR_DATA WRs (no MR), q's */
+	struct ib_sge		*sge;		/* KRT_WR_DATA * q->srv_sge, q's */
 	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
 	struct scatterlist	*sgl;		/* @sg while mapped, else NULL */
 	unsigned long		wait_start;	/* jiffies it began to wait; q->lock */
@@ -259,6 +281,10 @@ struct krt_sreq {
  * @hb_misses: intervals without a message before a reset
  * @in_timer: the timer runs the data path (no completion there); q->lock
  * @mrs_used: MRs taken from the QP's pool; q->lock
+ * @srv_sge: server: entries per RDMA WRITE (the QP's max_write_sge)
+ * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
+ * @srv_wrs: server: KRT_WR_DATA RDMA WRs per server request
+ * @srv_sges: server: KRT_WR_DATA * @srv_sge entries per server request
  */
 struct krt_queue {
 	struct krt_conn		*conn;
@@ -302,6 +328,10 @@ struct krt_queue {
 	u32			hb_ms;
 	u32			hb_misses;
 	u32			mrs_used;
+	u32			srv_sge;
+	u32			srv_sge_rd;
+	struct ib_rdma_wr	*srv_wrs;
+	struct ib_sge		*srv_sges;
 };
 
 static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
@@ -468,6 +498,24 @@ static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe
 	if (READ_ONCE(krt_check_inline) && inline_ok)
 		WARN_ONCE(!virt_addr_valid(va) || sge->addr != (uintptr_t)va,
 			  "krt: inline SEND without the buffer's virtual address\n");
+}
+
+/*
+ * ib_post_send() of a chain, counted: one doorbell and its WRs.  Caller
+ * holds q->lock.
+ */
+static int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first)
+{
+	const struct ib_send_wr *wr;
+	int ret;
+
+	ret = ib_post_send(q->qp, first, NULL);
+	if (!ret) {
+		q->stats.doorbells++;
+		for (wr = first; wr; wr = wr->next)
+			q->stats.wrs++;
+	}
+	return ret;
 }
 
 /* A request went on the wire: count it by kind.  q->lock held. */
@@ -729,7 +777,7 @@ static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		q->stats.bytes_read += req->data_len;
 	else if (req->dir == KRT_DATA_WRITE)
 		q->stats.bytes_written += req->data_len;
-	ret = ib_post_send(q->qp, first, NULL);
+	ret = krt_q_post_send(q, first);
 	if (ret) {
 		/* nothing was posted: the reset completes the request */
 		s->pending = KRT_P_REPLY;
@@ -827,7 +875,7 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 	if (r->pub.service != KRT_SERVICE_HB)
 		q->stats.srv_reps++;
 	r->state = KRT_SREQ_REPLY;
-	ret = ib_post_send(q->qp, &wr, NULL);
+	ret = krt_q_post_send(q, &wr);
 	if (!ret && r->pub.service != KRT_SERVICE_HB) {
 		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_OUT, r->rep_len);
 		krt_stats_lat(q->conn, q->conn->peer, KRT_HIST_SVC,
@@ -867,11 +915,12 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	LIST_HEAD(done);
 	int status = r->data_status;
 
-	if (krt_q_wc_failed(q, wc, "LOCAL_INV") && !status)
+	if (krt_q_wc_failed(q, wc, r->mr ? "LOCAL_INV" : "RDMA transfer") && !status)
 		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
 	spin_lock_bh(&q->lock);
 	q->sq_avail += KRT_WR_DATA;
-	if (wc->status == IB_WC_SUCCESS) {
+	/* a failed LOCAL_INV leaves the MR to krt_queue_destroy() */
+	if (r->mr && wc->status == IB_WC_SUCCESS) {
 		krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
 	}
@@ -885,36 +934,89 @@ static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * Post a server request's REG_MR (built by krt_srv_data()), RDMA transfer
- * and fenced LOCAL_INV.  Return: 0, or ib_post_send()'s error (nothing
- * posted: the caller resets the connection).
+ * Build a server request's transfer without an MR: RDMA READ/WRITE WRs
+ * of the mapped entries, naming them by DMA address and the local DMA
+ * lkey, the last one signalled.  krt_srv_data() checked that they fit in
+ * KRT_WR_DATA WRs.  Return: the first WR.
+ */
+static struct ib_send_wr *krt_sreq_build_direct(struct krt_queue *q, struct krt_sreq *r)
+{
+	bool write = r->pub.dir == KRT_DATA_READ;	/* the client reads */
+	u32 per = write ? q->srv_sge : q->srv_sge_rd;
+	struct ib_rdma_wr *w = r->rwr;
+	struct ib_sge *sge = r->sge;
+	u64 raddr = r->raddr;
+	struct scatterlist *sg;
+	u32 n = 0;
+	int i;
+
+	for_each_sg(r->sgl, sg, r->nents, i) {
+		if (n == per) {
+			w->wr.next = &w[1].wr;
+			w++;
+			n = 0;
+		}
+		if (!n) {
+			memset(w, 0, sizeof(*w));
+			w->wr.opcode = write ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
+			w->wr.wr_cqe = &r->data_cqe;
+			w->wr.sg_list = sge;
+			w->remote_addr = raddr;
+			w->rkey = r->rkey;
+		}
+		sge->addr = sg_dma_address(sg);
+		sge->length = sg_dma_len(sg);
+		sge->lkey = q->lkey;
+		raddr += sge->length;
+		sge++;
+		w->wr.num_sge = ++n;
+	}
+	w->wr.next = NULL;
+	w->wr.wr_cqe = &r->inv_cqe;
+	w->wr.send_flags = IB_SEND_SIGNALED;
+	return &r->rwr[0].wr;
+}
+
+/*
+ * Post a server request's transfer: without an MR (krt_sreq_build_direct())
+ * or the REG_MR built by krt_srv_data(), the RDMA READ/WRITE and a fenced
+ * LOCAL_INV.  Return: 0, or ib_post_send()'s error (nothing posted: the
+ * caller resets the connection).
  */
 static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 {
 	struct ib_rdma_wr rdma = {};
-	struct ib_send_wr inv;
+	struct ib_send_wr inv, *first;
 	struct ib_sge sge;
 	int ret;
 
-	r->reg.wr.wr_cqe = &r->data_cqe;
-	r->reg.wr.next = &rdma.wr;
-	sge.addr = r->mr->iova;
-	sge.length = r->pub.data_len;
-	sge.lkey = r->mr->lkey;
-	rdma.wr.opcode = r->pub.dir == KRT_DATA_READ ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
-	rdma.wr.wr_cqe = &r->data_cqe;
-	rdma.wr.sg_list = &sge;
-	rdma.wr.num_sge = 1;
-	rdma.wr.next = &inv;
-	rdma.remote_addr = r->raddr;
-	rdma.rkey = r->rkey;
-	krt_frwr_inv(&inv, r->mr, &r->inv_cqe);
-	/* ORDER: the fence makes the LOCAL_INV wait for the READ's data */
-	inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
+	if (!r->mr) {
+		first = krt_sreq_build_direct(q, r);
+		q->stats.srv_direct++;
+	} else {
+		r->reg.wr.wr_cqe = &r->data_cqe;
+		r->reg.wr.next = &rdma.wr;
+		sge.addr = r->mr->iova;
+		sge.length = r->pub.data_len;
+		sge.lkey = r->mr->lkey;
+		rdma.wr.opcode = r->pub.dir == KRT_DATA_READ ?
+				 IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
+		rdma.wr.wr_cqe = &r->data_cqe;
+		rdma.wr.sg_list = &sge;
+		rdma.wr.num_sge = 1;
+		rdma.wr.next = &inv;
+		rdma.remote_addr = r->raddr;
+		rdma.rkey = r->rkey;
+		krt_frwr_inv(&inv, r->mr, &r->inv_cqe);
+		/* ORDER: the fence makes the LOCAL_INV wait for the READ's data */
+		inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
+		first = &r->reg.wr;
+		q->stats.srv_mr++;
+	}
 	q->sq_avail -= KRT_WR_DATA;
 	r->state = KRT_SREQ_DATA;
 	r->data_status = 0;
-	ret = ib_post_send(q->qp, &r->reg.wr, NULL);
+	ret = krt_q_post_send(q, first);
 	if (!ret)
 		krt_stat_add(q->conn, r->pub.dir == KRT_DATA_READ ?
 			     KRT_A_STAT_SRV_DATA_BYTES_READ :
@@ -1177,7 +1279,7 @@ static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 		inv.send_flags = IB_SEND_SIGNALED;
 		s->pending |= KRT_P_INV;
 		s->inv_left = false;	/* its entry is used now */
-		ret = ib_post_send(q->qp, &inv, NULL);
+		ret = krt_q_post_send(q, &inv);
 		if (ret) {
 			spin_unlock_bh(&q->lock);
 			krt_q_reset(q, "cannot post a work request");
@@ -1463,10 +1565,21 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 	q->sreqs = kcalloc(q->depth, sizeof(*q->sreqs), GFP_KERNEL);
 	if (!q->sreqs)
 		return -ENOMEM;
+	if (q->srv_sge) {
+		q->srv_wrs = kvcalloc(q->depth * KRT_WR_DATA, sizeof(*q->srv_wrs), GFP_KERNEL);
+		q->srv_sges = kvcalloc(q->depth * KRT_WR_DATA * q->srv_sge,
+				       sizeof(*q->srv_sges), GFP_KERNEL);
+		if (!q->srv_wrs || !q->srv_sges)
+			return -ENOMEM;
+	}
 	for (i = 0; i < q->depth; i++) {
 		struct krt_sreq *r = &q->sreqs[i];
 
 		r->q = q;
+		if (q->srv_sge) {
+			r->rwr = &q->srv_wrs[i * KRT_WR_DATA];
+			r->sge = &q->srv_sges[i * KRT_WR_DATA * q->srv_sge];
+		}
 		r->data_cqe.done = krt_sreq_data_err;
 		r->inv_cqe.done = krt_sreq_data_done;
 		r->send_cqe.done = krt_sreq_send_done;
@@ -1532,6 +1645,20 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->hb_req.service = KRT_SERVICE_HB;
 	q->hb_req.dir = KRT_DATA_NONE;
 	INIT_LIST_HEAD(&q->hb_req.krt_entry);
+	if (q->server) {
+		/*
+		 * Transfers without an MR: as many entries per WR as the QP
+		 * takes; no RDMA READ into unregistered memory on iWARP, and
+		 * none over the device's efficient READ entry count.
+		 */
+		q->srv_sge = min_t(u32, id->qp->max_write_sge, KRT_SRV_SGE);
+		q->srv_sge_rd = min_t(u32, id->qp->max_read_sge, q->srv_sge);
+		if (dev->ibdev->attrs.max_sgl_rd)
+			q->srv_sge_rd = min_t(u32, q->srv_sge_rd,
+					      dev->ibdev->attrs.max_sgl_rd / KRT_WR_DATA);
+		if (rdma_protocol_iwarp(dev->ibdev, id->port_num))
+			q->srv_sge_rd = 0;
+	}
 	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1);
 	q->mr_pages = pages;
 	q->max_io = min_t(u32, krt_max_io, (pages - 1) * PAGE_SIZE);
@@ -1858,7 +1985,23 @@ void krt_queue_free(struct krt_queue *q)
 	kfree(q->rbufs);
 	kfree(q->slots);
 	kfree(q->sreqs);
+	kvfree(q->srv_wrs);
+	kvfree(q->srv_sges);
 	kfree(q);
+}
+
+/*
+ * Whether a server transfer of @nents mapped entries goes without an MR:
+ * it fits in KRT_WR_DATA RDMA WRs and, for an RDMA READ (a client write),
+ * the device can read into unregistered memory efficiently.
+ */
+static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
+{
+	u32 per = dir == KRT_DATA_READ ? q->srv_sge : q->srv_sge_rd;
+
+	if (!per || !READ_ONCE(krt_srv_direct))
+		return false;
+	return nents <= per * KRT_WR_DATA;
 }
 
 /**
@@ -1878,7 +2021,7 @@ void krt_queue_free(struct krt_queue *q)
  * buffer with gaps or over the MR size, transfer already made),
  * -ECONNRESET (connection gone), -EIO or -EBUSY (the buffer could not be
  * mapped or registered; the connection stays up).  Nothing is allocated:
- * the scatterlist is the server request's own.
+ * the scatterlist and the work requests are the server request's own.
  */
 int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 unsigned int nr_bvec,
@@ -1919,24 +2062,28 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		spin_unlock_bh(&q->lock);
 		return ret;
 	}
-	/*
-	 * Register now, so that a registration failure is the caller's
-	 * error, not a reason to reset the connection when it is posted
-	 * later.  A server request holds at most one of depth MRs.
-	 */
 	r->nents = ret;
-	r->mr = krt_q_mr_get(q);
-	ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
-				   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
-	if (ret) {
-		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
-		trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
-		if (r->mr)
-			krt_q_mr_put(q, r->mr);
-		r->mr = NULL;
-		ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
-		spin_unlock_bh(&q->lock);
-		return ret;
+	r->mr = NULL;
+	if (!krt_sreq_direct(q, sreq->dir, r->nents)) {
+		/*
+		 * Register now, so that a registration failure is the
+		 * caller's error, not a reason to reset the connection when
+		 * it is posted later.  A server request holds at most one of
+		 * depth MRs.
+		 */
+		r->mr = krt_q_mr_get(q);
+		ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
+					   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
+		if (ret) {
+			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+			trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
+			if (r->mr)
+				krt_q_mr_put(q, r->mr);
+			r->mr = NULL;
+			ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
+			spin_unlock_bh(&q->lock);
+			return ret;
+		}
 	}
 	r->sgl = sgl;
 	r->nr_bvec = nr_bvec;
@@ -2042,6 +2189,7 @@ static const struct {
 	KRT_QSTAT(waits), KRT_QSTAT(credit_waits), KRT_QSTAT(sq_waits),
 	KRT_QSTAT(wc_errors), KRT_QSTAT(local_inv), KRT_QSTAT(remote_inv),
 	KRT_QSTAT(heartbeats), KRT_QSTAT(hb_timeouts),
+	KRT_QSTAT(doorbells), KRT_QSTAT(wrs), KRT_QSTAT(srv_direct), KRT_QSTAT(srv_mr),
 };
 
 /**
