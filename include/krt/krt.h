@@ -70,7 +70,8 @@ enum krt_data_dir {
  * @nr_bvec: segments in @bvec
  * @data_len: bytes in @bvec, at most the connection's max IO size
  * @done: called once when the request completes, in softirq context or
- *	from a workqueue; must not sleep
+ *	from a workqueue; must not sleep; may submit (this request again, or
+ *	another): krt holds none of its locks while it calls @done
  * @priv: the caller's
  * @status: 0 if the service answered (see @rsp_status), else -ETIMEDOUT
  *	(deadline passed), -ENOTCONN (no connection came up within the

@@ -9,7 +9,10 @@
  * every buffer it needs, then starts ``threads`` kernel threads.  Each
  * keeps ``depth`` requests in flight until ``count`` requests were
  * submitted in all, or ``time`` seconds passed, then waits for its
- * requests to complete.  A request's latency runs from just before
+ * requests to complete.  Unverified, a request is submitted again from its
+ * @done callback, as a block driver's completion starts the next I/O: no
+ * thread wakes up per request.  Verified, the thread checks each answer
+ * and submits the next.  A request's latency runs from just before
  * krt_submit() to its @done callback, into a per-thread log2 histogram
  * (4 buckets per power of two) merged at the end.  Times come from
  * ktime_get_ns(), one clock for every CPU (a request may complete on
@@ -69,14 +72,19 @@ struct krt_bench_thr {
 	struct krt_bench_run	*run;
 	u32			idx;
 	u64			count;		/* to submit */
-	spinlock_t		lock;		/* done */
-	struct list_head	done;
+	/*
+	 * Protects @done, @free, @submitted, @inflight, @refused and the
+	 * counters and histogram while the thread runs: @done callbacks
+	 * update them (unverified) as the thread does.
+	 */
+	spinlock_t		lock;
+	struct list_head	done;		/* verified: answers to check */
 	wait_queue_head_t	wq;
 	struct completion	exited;
-	/* the thread's own, then the run's once it exited */
 	struct list_head	free;
+	u64			submitted;
 	u32			inflight;
-	u32			seq;
+	u32			seq;		/* the thread's only (verified) */
 	bool			refused;	/* krt_submit() failed: no more */
 	struct krt_bench_io	*ios;
 	u32			nios;
@@ -101,23 +109,6 @@ struct krt_bench_run {
 	struct bio_vec			*bv;
 	u8				*msg;
 };
-
-static void krt_bench_io_done(struct krt_req *req)
-{
-	struct krt_bench_io *io = container_of(req, struct krt_bench_io, req);
-	struct krt_bench_thr *t = io->t;
-	unsigned long flags;
-
-	io->t1 = ktime_get_ns();
-	/*
-	 * ORDER: wake under the lock: the thread takes it before it may
-	 * finish and free @t, so the wait queue is still there.
-	 */
-	spin_lock_irqsave(&t->lock, flags);
-	list_add_tail(&io->entry, &t->done);
-	wake_up(&t->wq);
-	spin_unlock_irqrestore(&t->lock, flags);
-}
 
 static void krt_bench_thr_error(struct krt_bench_thr *t, int err)
 {
@@ -174,50 +165,127 @@ static int krt_bench_io_submit(struct krt_bench_io *io)
 	return krt_submit(t->run->peer, &io->req);
 }
 
-static bool krt_bench_can_submit(struct krt_bench_thr *t, u64 submitted)
+static bool krt_bench_can_submit(struct krt_bench_thr *t)
 {
 	struct krt_bench_run *run = t->run;
 
-	return !t->refused && !READ_ONCE(run->stop) && submitted < t->count &&
+	return !t->refused && !READ_ONCE(run->stop) && t->submitted < t->count &&
 	       (!run->end_ns || ktime_get_ns() < run->end_ns);
+}
+
+/* May one more be submitted?  Then it is counted.  Caller holds t->lock. */
+static bool krt_bench_take(struct krt_bench_thr *t)
+{
+	lockdep_assert_held(&t->lock);
+	if (!krt_bench_can_submit(t))
+		return false;
+	t->submitted++;
+	t->inflight++;
+	return true;
+}
+
+/* Submit @io, taken by krt_bench_take(); a refusal ends the thread's run. */
+static void krt_bench_io_go(struct krt_bench_io *io)
+{
+	struct krt_bench_thr *t = io->t;
+	unsigned long flags;
+	int ret;
+
+	ret = krt_bench_io_submit(io);
+	if (!ret)
+		return;
+	spin_lock_irqsave(&t->lock, flags);
+	t->inflight--;
+	list_add_tail(&io->entry, &t->free);
+	krt_bench_thr_error(t, ret);
+	t->refused = true;
+	wake_up(&t->wq);
+	spin_unlock_irqrestore(&t->lock, flags);
+}
+
+/*
+ * A request completed.  Verified, the thread checks it; else it is
+ * counted here and submitted again while the run goes on.
+ *
+ * ORDER: wake under the lock: the thread takes it before it may finish
+ * and free @t, so the wait queue is still there.
+ */
+static void krt_bench_io_done(struct krt_req *req)
+{
+	struct krt_bench_io *io = container_of(req, struct krt_bench_io, req);
+	struct krt_bench_thr *t = io->t;
+	unsigned long flags;
+	bool again;
+
+	io->t1 = ktime_get_ns();
+	spin_lock_irqsave(&t->lock, flags);
+	if (t->run->a->verify) {
+		list_add_tail(&io->entry, &t->done);
+		wake_up(&t->wq);
+		spin_unlock_irqrestore(&t->lock, flags);
+		return;
+	}
+	krt_bench_io_check(io);
+	t->inflight--;
+	again = krt_bench_take(t);
+	if (!again) {
+		list_add_tail(&io->entry, &t->free);
+		if (!t->inflight)
+			wake_up(&t->wq);
+	}
+	spin_unlock_irqrestore(&t->lock, flags);
+	if (again)
+		krt_bench_io_go(io);
+}
+
+static bool krt_bench_thr_woken(struct krt_bench_thr *t)
+{
+	bool woken;
+
+	spin_lock_bh(&t->lock);
+	woken = !list_empty(&t->done) ||
+		(!list_empty(&t->free) && krt_bench_can_submit(t)) ||
+		(!t->inflight && !krt_bench_can_submit(t));
+	spin_unlock_bh(&t->lock);
+	return woken;
 }
 
 /* One thread's requests, until it may submit no more and all completed. */
 static void krt_bench_thr_loop(struct krt_bench_thr *t)
 {
 	struct krt_bench_io *io, *tmp;
-	u64 submitted = 0;
 	LIST_HEAD(done);
-	int ret;
+	bool end;
 
 	for (;;) {
 		/* idle, not uninterruptible: a long run is no hung task */
-		wait_event_idle(t->wq, !list_empty_careful(&t->done) ||
-				(!list_empty(&t->free) && krt_bench_can_submit(t, submitted)) ||
-				(!t->inflight && !krt_bench_can_submit(t, submitted)));
+		wait_event_idle(t->wq, krt_bench_thr_woken(t));
 		spin_lock_bh(&t->lock);
 		list_splice_init(&t->done, &done);
 		spin_unlock_bh(&t->lock);
 		list_for_each_entry_safe(io, tmp, &done, entry) {
 			list_del(&io->entry);
+			/* verified: only this thread counts, outside the lock */
 			krt_bench_io_check(io);
+			spin_lock_bh(&t->lock);
 			t->inflight--;
 			list_add_tail(&io->entry, &t->free);
+			spin_unlock_bh(&t->lock);
 		}
-		while (!list_empty(&t->free) && krt_bench_can_submit(t, submitted)) {
-			io = list_first_entry(&t->free, struct krt_bench_io, entry);
-			list_del(&io->entry);
-			submitted++;
-			t->inflight++;
-			ret = krt_bench_io_submit(io);
-			if (!ret)
-				continue;
-			t->inflight--;
-			list_add_tail(&io->entry, &t->free);
-			krt_bench_thr_error(t, ret);
-			t->refused = true;
+		for (;;) {
+			spin_lock_bh(&t->lock);
+			io = list_first_entry_or_null(&t->free, struct krt_bench_io, entry);
+			if (io && krt_bench_take(t))
+				list_del(&io->entry);
+			else
+				io = NULL;
+			end = !t->inflight && !krt_bench_can_submit(t);
+			spin_unlock_bh(&t->lock);
+			if (!io)
+				break;
+			krt_bench_io_go(io);
 		}
-		if (!t->inflight && !krt_bench_can_submit(t, submitted))
+		if (end)
 			break;
 	}
 }
