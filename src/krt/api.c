@@ -9,9 +9,13 @@
  * requests in flight) and hands the request to the connection's queue,
  * which DMA-maps the buffer for its device when a slot takes it.  If the
  * connection stopped taking requests meanwhile, the next one is tried.
- * The peer's dp_lock (a spinlock) protects its list of such connections;
- * a connection joins it when it becomes active and leaves it when it fails
- * or closes, before its queue is destroyed.
+ * The peer's list of such connections is an RCU list: submitters walk it
+ * under rcu_read_lock() and share no lock or counter (each CPU has its
+ * own round-robin cursor; min-inflight reads each queue's atomic count);
+ * writers hold the peer's dp_lock.  A connection joins the list when it
+ * becomes active and leaves it when it fails or closes; its queue is
+ * destroyed only after a grace period (krt_queue_destroy() waits for
+ * one), and the connection itself is freed after one.
  *
  * DOC: Failover
  *
@@ -103,9 +107,10 @@ void krt_peer_dp_add(struct krt_conn *conn)
 
 	krt_queue_start(conn->q);
 	spin_lock_bh(&peer->dp_lock);
-	if (list_empty(&conn->dp_entry)) {
+	if (!conn->dp_listed) {
 		kref_get(&conn->ref);		/* the list's */
-		list_add_tail(&conn->dp_entry, &peer->dp_conns);
+		list_add_tail_rcu(&conn->dp_entry, &peer->dp_conns);
+		conn->dp_listed = true;
 	}
 	peer->down_since = 0;
 	/* requests wait for a connection: this one (never once closing) */
@@ -126,8 +131,15 @@ void krt_peer_dp_del(struct krt_conn *conn)
 	if (conn->q)
 		krt_queue_stop(conn->q);
 	spin_lock_bh(&peer->dp_lock);
-	listed = !list_empty(&conn->dp_entry);
-	list_del_init(&conn->dp_entry);
+	listed = conn->dp_listed;
+	/*
+	 * ORDER: readers may still walk through it: its next pointer stays
+	 * valid (list_del_rcu()); it is listed again only with a new queue,
+	 * after krt_queue_destroy() waited for a grace period
+	 */
+	if (listed)
+		list_del_rcu(&conn->dp_entry);
+	conn->dp_listed = false;
 	if (listed && list_empty(&peer->dp_conns)) {
 		unsigned long loss = READ_ONCE(peer->prm.loss_timeout_s);
 
@@ -150,31 +162,32 @@ void krt_peer_dp_del(struct krt_conn *conn)
  * Pick a connection by the peer's policy, or NULL.  @tried: bit i set when
  * the connection at list position i refused the request (stopped, still
  * listed until its reset work takes it off); those are passed over.
- * Caller holds dp_lock.
+ * Caller holds rcu_read_lock().
  */
-static struct krt_conn *krt_peer_pick_locked(struct krt_peer *peer, u32 start,
-					     unsigned long tried, u32 *pos)
+static struct krt_conn *krt_peer_pick_rcu(struct krt_peer *peer, u32 start,
+					  unsigned long tried, u32 *pos)
 {
 	bool min_inflight = READ_ONCE(peer->policy) == KRT_POLICY_MIN_INFLIGHT;
 	u32 n = 0, i = 0, key, best_key = U32_MAX;
 	struct krt_conn *conn, *best = NULL;
 
-	lockdep_assert_held(&peer->dp_lock);
-	list_for_each_entry(conn, &peer->dp_conns, dp_entry)
+	list_for_each_entry_rcu(conn, &peer->dp_conns, dp_entry)
 		n++;
 	if (!n)
 		return NULL;
 	start %= n;
 	/*
 	 * The untried one with the lowest key: its load (min-inflight), or
-	 * its distance from the peer's cursor (round robin).
+	 * its distance from the CPU's cursor (round robin).  The list may
+	 * change meanwhile: then the pick is merely less fair.
 	 */
-	list_for_each_entry(conn, &peer->dp_conns, dp_entry) {
+	list_for_each_entry_rcu(conn, &peer->dp_conns, dp_entry) {
 		u32 at = i++;
 
 		if (at < BITS_PER_LONG && (tried & BIT(at)))
 			continue;
-		key = min_inflight ? krt_queue_inflight(conn->q) : (at + n - start) % n;
+		key = min_inflight ? krt_queue_inflight(READ_ONCE(conn->q)) :
+				     (at + n - start) % n;
 		if (key < best_key) {
 			best = conn;
 			best_key = key;
@@ -211,9 +224,11 @@ static int krt_req_check(struct krt_req *req, u32 *pages)
  * completes through its queue), -ENOTCONN when none takes it, or the
  * queue's error (-EAGAIN, -EBUSY, -EMSGSIZE, -EIO).
  *
- * ORDER: the queue is used under dp_lock, while its connection is still
- * listed: a connection leaves the list (krt_peer_dp_del()) before its
- * queue is destroyed and freed, so the queue cannot go under us.
+ * ORDER: the queue is used under rcu_read_lock(), having been found on
+ * the peer's list: a connection leaves the list (krt_peer_dp_del())
+ * before its queue is destroyed, and krt_queue_destroy() waits for a
+ * grace period first, so the queue cannot go under us; a connection
+ * whose last reference went is passed over (freed after a grace period).
  */
 static int krt_peer_post(struct krt_peer *peer, struct krt_req *req)
 {
@@ -222,28 +237,29 @@ static int krt_peer_post(struct krt_peer *peer, struct krt_req *req)
 	u32 try, start, pos;
 	int ret = -ENOTCONN;
 
-	spin_lock_bh(&peer->dp_lock);
-	start = peer->dp_rr++;
+	rcu_read_lock();
+	start = this_cpu_inc_return(*peer->dp_cursor);
 	for (try = 0; try < 4; try++) {
 		pos = BITS_PER_LONG;
-		conn = krt_peer_pick_locked(peer, start, tried, &pos);
+		conn = krt_peer_pick_rcu(peer, start, tried, &pos);
 		if (!conn)
 			break;
 		if (pos < BITS_PER_LONG)
 			tried |= BIT(pos);
-		kref_get(&conn->ref);	/* the request's, until done */
+		if (!kref_get_unless_zero(&conn->ref))	/* the request's, until done */
+			continue;
 		req->krt_conn = conn;
-		ret = krt_queue_submit(conn->q, req);
+		ret = krt_queue_submit(READ_ONCE(conn->q), req);
 		if (!ret)
 			break;
 		req->krt_conn = NULL;
-		krt_conn_put(conn);	/* not the last: the list holds one */
+		krt_conn_put(conn);
 		if (ret != -ESHUTDOWN)
 			break;
 		/* the connection stopped meanwhile: pick another */
 		ret = -ENOTCONN;
 	}
-	spin_unlock_bh(&peer->dp_lock);
+	rcu_read_unlock();
 	return ret;
 }
 

@@ -131,7 +131,8 @@ static void krt_conn_free(struct kref *ref)
 	krt_mem_uncharge(conn);
 	krt_peer_put(conn->peer);
 	krt_stats_free(&conn->st);
-	kfree(conn);
+	/* a submitter may still look at it on the peer's RCU list */
+	kfree_rcu(conn, rcu);
 }
 
 /**

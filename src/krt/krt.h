@@ -240,6 +240,7 @@ struct krt_queue;
  * struct krt_conn - one RC connection of a peer's pool
  * @ctx: KRT_CM_CONN
  * @ref: lifetime: the pool holds one reference
+ * @rcu: frees it after a grace period (the peer's @dp_conns is read under RCU)
  * @entry: in the peer's @conns; krt_pool_lock
  * @peer: owning peer (holds a reference on it)
  * @index: position in the pool
@@ -269,6 +270,7 @@ struct krt_queue;
  * @dev_entry: on krt_pool_dev_close_conns()'s list while its device goes
  * @q: data path (queue.c); published and cleared under krt_pool_lock
  * @dp_entry: in the peer's @dp_conns while it takes requests; peer->dp_lock
+ * @dp_listed: @dp_entry is on the list; peer->dp_lock
  * @reconnect_work: next connect attempt of an outbound connection, or the
  *	bound (connect_timeout_ms) of the attempt in progress
  * @timeout_attempt: the attempt @reconnect_work bounds
@@ -289,6 +291,7 @@ struct krt_queue;
 struct krt_conn {
 	enum krt_cm_ctx		ctx;
 	struct kref		ref;
+	struct rcu_head		rcu;
 	struct list_head	entry;
 	struct krt_peer		*peer;
 	u32			index;
@@ -313,6 +316,7 @@ struct krt_conn {
 	struct list_head	dev_entry;
 	struct krt_queue	*q;
 	struct list_head	dp_entry;
+	bool			dp_listed;
 	struct delayed_work	reconnect_work;
 	u32			timeout_attempt; /* bounded by reconnect_work; krt_pool_lock */
 	u32			reconnects;
@@ -371,9 +375,10 @@ struct krt_peer_params {
  * @conns: the pool, by index; krt_pool_lock
  * @reason: last failure of one of its connections; krt_pool_lock
  * @reject: last reject reason received; krt_pool_lock
- * @dp_lock: protects @dp_conns, @dp_rr and @pending; taken in the submit path
- * @dp_conns: active outbound connections that take requests
- * @dp_rr: round-robin cursor
+ * @dp_lock: protects @dp_conns' writers and @pending
+ * @dp_conns: active outbound connections that take requests; RCU list,
+ *	written under @dp_lock, read under rcu_read_lock() on submission
+ * @dp_cursor: round-robin cursor of each CPU
  * @prm: configuration (reconnect, loss timeout, heartbeat); krt_pool_lock,
  *	read with READ_ONCE() elsewhere
  * @pending: requests waiting for an active connection; @dp_lock
@@ -412,9 +417,9 @@ struct krt_peer {
 	struct list_head	conns;
 	char			reason[64];
 	u32			reject;
-	spinlock_t		dp_lock;	/* @dp_conns, @dp_rr, @pending */
-	struct list_head	dp_conns;
-	u32			dp_rr;
+	spinlock_t		dp_lock;	/* @dp_conns (writers), @pending */
+	struct list_head	dp_conns;	/* RCU */
+	u32 __percpu		*dp_cursor;
 	struct krt_peer_params	prm;
 	struct list_head	pending;
 	u32			nr_pending;

@@ -296,6 +296,7 @@ static void krt_peer_free(struct kref *ref)
 
 	atomic64_sub(peer->stats_mem, &krt_mem_all);
 	krt_stats_free(&peer->st);
+	free_percpu(peer->dp_cursor);
 	kfree(peer);
 }
 
@@ -405,7 +406,9 @@ static struct krt_peer *krt_peer_alloc(const char *name, u32 depth, u32 policy)
 	peer = krt_fault_connect() ? NULL : kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return NULL;
-	if (krt_stats_init(&peer->st, true, false, GFP_KERNEL)) {
+	peer->dp_cursor = alloc_percpu(u32);
+	if (!peer->dp_cursor || krt_stats_init(&peer->st, true, false, GFP_KERNEL)) {
+		free_percpu(peer->dp_cursor);
 		kfree(peer);
 		return NULL;
 	}

@@ -1897,6 +1897,12 @@ void krt_queue_destroy(struct krt_conn *conn)
 	if (!q || q->unmapped)
 		return;
 	krt_queue_stop(q);
+	/*
+	 * ORDER: submitters that found the connection on its peer's RCU list
+	 * before it left (krt_peer_dp_del()) are done with the queue; later
+	 * ones find it stopped
+	 */
+	synchronize_rcu();
 	del_timer_sync(&q->timer);
 	ib_drain_qp(q->qp);
 
