@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * krt: the data path of one connection - receive ring, send slots,
- * credits, request tags, deadlines, message validation.
+ * credits, request tags, deadlines, message validation.  This file holds
+ * what both sides share (receive path, validation, deadlines, setup and
+ * teardown); queue_clt.c the client side (slots, replies, submission),
+ * queue_srv.c the server side (server requests, transfers, replies), as
+ * nvme-rdma and nvmet-rdma, or rtrs-clt and rtrs-srv, keep initiator and
+ * target apart.
  *
  * DOC: Queues
  *
@@ -94,8 +99,7 @@
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <rdma/mr_pool.h>
-#include "krt.h"
-#include "wire.h"
+#include "queue.h"
 #include "trace.h"
 
 unsigned int krt_max_io = SZ_1M;
@@ -126,221 +130,21 @@ static const struct kernel_param_ops krt_timeout_ops = {
 module_param_cb(req_timeout_ms, &krt_timeout_ops, &krt_req_timeout_ms, 0644);
 MODULE_PARM_DESC(req_timeout_ms, "Default request deadline in ms, 1..86400000 (default: 30000)");
 
-static unsigned int krt_backlog = 4096;
-module_param_named(backlog, krt_backlog, uint, 0644);
-MODULE_PARM_DESC(backlog, "Requests that may wait per connection (default: 4096)");
-
-static bool krt_remote_inv = true;
-module_param_named(remote_invalidate, krt_remote_inv, bool, 0644);
-MODULE_PARM_DESC(remote_invalidate, "Ask servers for SEND_WITH_INV where the device has it (default: on)");
-
 struct krt_dp_stats krt_dp_stats;
-
-#define KRT_WR_REQ	3	/* REG_MR, SEND, LOCAL_INV */
-#define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV; or 1-3 RDMA */
-#define KRT_WR_REP	1	/* SEND (with invalidate) */
-#define KRT_TICK	(HZ / 10)
-#define KRT_ESTABLISH_TIMEOUT	(10 * HZ)	/* accept to ESTABLISHED, server */
 
 unsigned int krt_rnr_retry;
 module_param_named(rnr_retry, krt_rnr_retry, uint, 0644);
 MODULE_PARM_DESC(rnr_retry, "RNR retries of connections (0..7, 7 = forever); with credits an RNR is a bug, so 0 makes it visible (default: 0)");
 
-/* Check every inline SEND's address (on in debug builds). */
-static bool krt_srv_direct = true;
-module_param_named(srv_direct, krt_srv_direct, bool, 0644);
-MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs without an MR (default: Y; N: REG_MR and LOCAL_INV for each)");
-
 static bool krt_check_inline = IS_ENABLED(CONFIG_DEBUG_VIRTUAL);
 module_param_named(check_inline, krt_check_inline, bool, 0644);
 MODULE_PARM_DESC(check_inline, "Check that inline SENDs carry a kernel virtual address of a krt buffer (default: on with CONFIG_DEBUG_VIRTUAL)");
-
-enum krt_slot_state {
-	KRT_SLOT_FREE,
-	KRT_SLOT_BUSY,
-	KRT_SLOT_ZOMBIE,	/* request timed out, reply not yet seen */
-};
-
-/* what a slot still waits for */
-#define KRT_P_SEND	0x1
-#define KRT_P_REPLY	0x2
-#define KRT_P_INV	0x4
-
-struct krt_rbuf {
-	struct ib_cqe		cqe;
-	struct krt_queue	*q;
-	void			*va;
-	u64			dma;
-	struct list_head	entry;		/* q->deferred; q->lock */
-	u32			bytes;
-	u64			t_recv;		/* local_clock() at arrival */
-};
-
-struct krt_slot {
-	struct krt_queue	*q;
-	struct list_head	entry;		/* free list; q->lock */
-	struct krt_req		*req;
-	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
-	unsigned int		nr_sg;		/* entries mapped, 0 when not; q->lock */
-	u16			idx;
-	u16			gen;
-	u8			state;
-	u8			pending;
-	bool			timed_out;
-	bool			inv_left;	/* LOCAL_INV entry still reserved */
-	struct ib_mr		*mr;
-	struct ib_cqe		send_cqe;
-	struct ib_cqe		inv_cqe;
-	struct ib_cqe		reg_cqe;
-	void			*va;
-	u64			dma;
-};
-
-enum krt_sreq_state {
-	KRT_SREQ_FREE,
-	KRT_SREQ_SERVICE,	/* with the service */
-	KRT_SREQ_DATA_WAIT,	/* data transfer waits for SQ room */
-	KRT_SREQ_DATA,		/* data transfer posted */
-	KRT_SREQ_REPLY_WAIT,	/* reply waits for a credit or SQ room */
-	KRT_SREQ_REPLY,		/* reply posted */
-};
-
-struct krt_sreq {
-	struct krt_srv_req	pub;
-	struct krt_queue	*q;
-	struct krt_service	*svc;
-	struct list_head	entry;		/* free or waiting list; q->lock */
-	u8			state;
-	bool			inv;
-	u32			tag;
-	u64			raddr;
-	u32			rkey;
-	s32			status;
-	u32			rep_len;
-	int			data_status;
-	u64			t_recv;		/* local_clock() at receive */
-	struct ib_mr		*mr;		/* registered by krt_srv_data() */
-	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
-	struct ib_rdma_wr	*rwr;		/* KRT_WR_DATA WRs (no MR), q's */
-	struct ib_sge		*sge;		/* KRT_WR_DATA * q->srv_sge, q's */
-	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
-	struct scatterlist	*sgl;		/* @sg while mapped, else NULL */
-	unsigned long		wait_start;	/* jiffies it began to wait; q->lock */
-	int			nents;
-	unsigned int		nr_bvec;
-	void			(*data_done)(struct krt_srv_req *sreq, int status);
-	struct ib_cqe		data_cqe;
-	struct ib_cqe		inv_cqe;
-	struct ib_cqe		send_cqe;
-	void			*msg;		/* copy of the request */
-	void			*va;		/* reply buffer */
-	u64			dma;
-};
-
-/**
- * struct krt_queue - data path of one connection
- * @conn: the connection (the queue lives as long as it)
- * @qp: the RC QP; valid until krt_queue_destroy()
- * @ibdev: its device
- * @lkey: the local DMA lkey of the connection's PD
- * @lock: protects everything below marked q->lock
- * @ready: requests may be submitted; q->lock
- * @dead: the connection failed or is closing; q->lock
- * @unmapped: buffers are unmapped, the QP gone (destroyed); q->lock
- * @server: inbound connection: receives requests, sends replies
- * @depth: receive buffers, slots and server requests
- * @nr_slots: slots usable, from the depth the remote granted
- * @credits: messages we may send; q->lock
- * @max_credits: receive buffers the remote posted
- * @grant: buffers re-posted, not yet advertised; q->lock
- * @sq_avail: free SQ entries; q->lock
- * @max_io: negotiated largest data buffer
- * @mr_pages: pages an MR maps
- * @max_inline: inline data the QP takes
- * @send_inv: the device does SEND_WITH_INV and remote invalidation
- * @zombies: slots of timed-out requests; q->lock
- * @waiting: requests waiting for room; q->lock
- * @nr_waiting: their number; q->lock
- * @free_slots: q->lock
- * @sfree: free server requests; q->lock
- * @swait: server requests waiting for room; q->lock
- * @deferred: received requests waiting for a free server request; q->lock
- * @inflight: requests submitted and not completed
- * @slots: @depth request slots (client)
- * @sreqs: @depth server requests (server)
- * @rbufs: @depth receive buffers
- * @timer: deadline checks
- * @reset_work: resets the connection from contexts that cannot
- * @reset_reason: why; q->lock
- * @stats: counters; q->lock
- * @hb_slot: the client's heartbeat slot (not on @free_slots), or NULL
- * @hb_req: the heartbeat request
- * @hb_busy: a heartbeat is in flight; q->lock
- * @last_rx: jiffies of the last message received (read by the timer)
- * @hb_ms: heartbeat interval (client) or the client's (server)
- * @hb_misses: intervals without a message before a reset
- * @in_timer: the timer runs the data path (no completion there); q->lock
- * @mrs_used: MRs taken from the QP's pool; q->lock
- * @srv_sge: server: entries per RDMA WRITE (the QP's max_write_sge)
- * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
- * @srv_wrs: server: KRT_WR_DATA RDMA WRs per server request
- * @srv_sges: server: KRT_WR_DATA * @srv_sge entries per server request
- */
-struct krt_queue {
-	struct krt_conn		*conn;
-	struct ib_qp		*qp;
-	struct ib_device	*ibdev;
-	u32			lkey;
-	spinlock_t		lock;		/* see the DOC above */
-	bool			ready;
-	bool			dead;
-	bool			unmapped;
-	bool			server;
-	u32			depth;
-	u32			nr_slots;
-	u32			credits;
-	u32			max_credits;
-	u32			grant;
-	u32			sq_avail;
-	u32			max_io;
-	u32			mr_pages;
-	u32			max_inline;
-	bool			send_inv;
-	u32			zombies;
-	struct list_head	waiting;
-	u32			nr_waiting;
-	struct list_head	free_slots;
-	struct list_head	sfree;
-	struct list_head	swait;
-	struct list_head	deferred;
-	atomic_t		inflight;
-	struct krt_slot		*slots;
-	struct krt_sreq		*sreqs;
-	struct krt_rbuf		*rbufs;
-	struct timer_list	timer;
-	struct work_struct	reset_work;
-	const char		*reset_reason;
-	struct krt_qstats	stats;
-	struct krt_slot		*hb_slot;
-	struct krt_req		hb_req;
-	bool			hb_busy;
-	unsigned long		last_rx;
-	u32			hb_ms;
-	u32			hb_misses;
-	u32			mrs_used;
-	u32			srv_sge;
-	u32			srv_sge_rd;
-	struct ib_rdma_wr	*srv_wrs;
-	struct ib_sge		*srv_sges;
-};
-
-static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
 
 /*
  * Reset the connection: the work calls krt_conn_fail(), which releases it
  * (disconnect, drain, krt_queue_destroy()).  Caller holds q->lock.
  */
-static void krt_q_reset_locked(struct krt_queue *q, const char *why)
+void krt_q_reset_locked(struct krt_queue *q, const char *why)
 {
 	bool first = !q->reset_reason && !q->unmapped;
 
@@ -358,7 +162,7 @@ static void krt_q_reset_locked(struct krt_queue *q, const char *why)
 }
 
 /* Reset the connection from any context but q->lock held. */
-static void krt_q_reset(struct krt_queue *q, const char *why)
+void krt_q_reset(struct krt_queue *q, const char *why)
 {
 	spin_lock_bh(&q->lock);
 	krt_q_reset_locked(q, why);
@@ -385,7 +189,7 @@ static void krt_q_reset_work(struct work_struct *work)
 	krt_conn_put(conn);
 }
 
-static void krt_q_malformed(struct krt_queue *q, const char *why)
+void krt_q_malformed(struct krt_queue *q, const char *why)
 {
 	spin_lock_bh(&q->lock);
 	q->stats.malformed++;
@@ -399,7 +203,7 @@ static void krt_q_malformed(struct krt_queue *q, const char *why)
 }
 
 /* A work completion failed: count, reset unless it is a flush. */
-static bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *what)
+bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *what)
 {
 	if (likely(wc->status == IB_WC_SUCCESS))
 		return false;
@@ -420,21 +224,10 @@ static bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *w
 	return true;
 }
 
-static enum dma_data_direction krt_req_dma_dir(enum krt_data_dir dir)
-{
-	return dir == KRT_DATA_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-}
-
-/* The server's buffer moves the other way from the client's. */
-static enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir)
-{
-	return dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
-}
-
 /* Fill a message header in @buf.  Caller holds q->lock. */
-static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
-			   u16 flags, u32 len, u16 service, u32 tag, s32 status,
-			   u64 req_id)
+void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
+		    u16 flags, u32 len, u16 service, u32 tag, s32 status,
+		    u64 req_id)
 {
 	struct krt_msg_hdr *h = buf;
 
@@ -483,8 +276,8 @@ static void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
  * DMA address from being passed there without a cast (rxe and siw use
  * virtual addresses as DMA addresses, so no test there could tell).
  */
-static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
-			void *va, u64 dma, u32 len, u32 lkey, bool inline_ok)
+void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
+		 void *va, u64 dma, u32 len, u32 lkey, bool inline_ok)
 {
 	memset(wr, 0, sizeof(*wr));
 	sge->addr = inline_ok ? (uintptr_t)va : dma;
@@ -504,7 +297,7 @@ static void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe
  * ib_post_send() of a chain, counted: one doorbell and its WRs.  Caller
  * holds q->lock.
  */
-static int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first)
+int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first)
 {
 	const struct ib_send_wr *wr;
 	int ret;
@@ -518,29 +311,8 @@ static int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first)
 	return ret;
 }
 
-/* A request went on the wire: count it by kind.  q->lock held. */
-static void krt_q_count_req(struct krt_queue *q, const struct krt_req *req, bool hb)
-{
-	struct krt_conn *conn = q->conn;
-
-	if (hb) {
-		krt_stat_inc(conn, KRT_A_STAT_HEARTBEATS);
-		return;
-	}
-	krt_stat_add(conn, KRT_A_STAT_MSG_BYTES_OUT, req->msg_len);
-	if (req->dir == KRT_DATA_READ) {
-		krt_stat_inc(conn, KRT_A_STAT_REQS_READ);
-		krt_stat_add(conn, KRT_A_STAT_DATA_BYTES_READ, req->data_len);
-	} else if (req->dir == KRT_DATA_WRITE) {
-		krt_stat_inc(conn, KRT_A_STAT_REQS_WRITE);
-		krt_stat_add(conn, KRT_A_STAT_DATA_BYTES_WRITTEN, req->data_len);
-	} else {
-		krt_stat_inc(conn, KRT_A_STAT_REQS_SEND);
-	}
-}
-
 /* MRs from the QP's pool, counted for the statistics.  q->lock held. */
-static struct ib_mr *krt_q_mr_get(struct krt_queue *q)
+struct ib_mr *krt_q_mr_get(struct krt_queue *q)
 {
 	struct ib_mr *mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
 
@@ -551,477 +323,10 @@ static struct ib_mr *krt_q_mr_get(struct krt_queue *q)
 	return mr;
 }
 
-static void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr)
+void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr)
 {
 	q->mrs_used--;
 	ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, mr);
-}
-
-/* ---- client side ---- */
-
-static void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
-{
-	if (s->inv_left) {
-		q->sq_avail++;
-		s->inv_left = false;
-	}
-	if (s->state == KRT_SLOT_ZOMBIE)
-		q->zombies--;
-	s->state = KRT_SLOT_FREE;
-	s->req = NULL;
-	s->gen++;
-	s->timed_out = false;
-	if (s != q->hb_slot)
-		list_add_tail(&s->entry, &q->free_slots);
-}
-
-/*
- * A slot has nothing pending: give its MR back, free it and queue its
- * request for completion (not for a zombie: its request completed on
- * timeout).  Caller holds q->lock.
- */
-/* Unmap a slot's buffer (the MR is invalid or destroyed).  q->lock held. */
-static void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s)
-{
-	if (!s->nr_sg)
-		return;
-	ib_dma_unmap_sg(q->ibdev, s->sg, s->nr_sg, krt_req_dma_dir(s->req->dir));
-	s->nr_sg = 0;
-}
-
-static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
-				   struct list_head *done)
-{
-	struct krt_req *req = s->req;
-
-	if (s->mr) {
-		krt_q_mr_put(q, s->mr);
-		s->mr = NULL;
-	}
-	if (req)
-		krt_slot_unmap_locked(q, s);
-	if (s == q->hb_slot) {
-		q->hb_busy = false;
-		s->state = KRT_SLOT_FREE;
-		s->req = NULL;
-		s->gen++;
-		s->timed_out = false;
-		if (req)
-			list_add_tail(&req->krt_entry, done);
-		krt_q_kick_locked(q, done);
-		return;
-	}
-	if (s->state == KRT_SLOT_BUSY && req) {
-		q->stats.reqs_done++;
-		list_add_tail(&req->krt_entry, done);
-	}
-	krt_slot_free_locked(q, s);
-	krt_q_kick_locked(q, done);
-}
-
-/* Complete requests collected on @done.  Called without q->lock. */
-static void krt_q_complete(struct krt_queue *q, struct list_head *done)
-{
-	struct krt_req *req, *tmp;
-
-	list_for_each_entry_safe(req, tmp, done, krt_entry) {
-		list_del_init(&req->krt_entry);
-		req->krt_conn = NULL;
-		if (req == &q->hb_req) {
-			krt_conn_put(q->conn);	/* the heartbeat's */
-			continue;
-		}
-		atomic_dec(&q->inflight);
-		krt_req_finish_on(req, req->status, q->conn);
-		krt_conn_put(q->conn);		/* the request's */
-	}
-}
-
-static void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, reg_cqe);
-
-	krt_q_wc_failed(s->q, wc, "REG_MR");	/* unsignalled: errors only */
-}
-
-static void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, send_cqe);
-	struct krt_queue *q = s->q;
-	LIST_HEAD(done);
-
-	krt_q_wc_failed(q, wc, "request SEND");
-	spin_lock_bh(&q->lock);
-	q->sq_avail += s->mr ? 2 : 1;
-	s->pending &= ~KRT_P_SEND;
-	if (!s->pending)
-		krt_slot_finish_locked(q, s, &done);
-	else
-		krt_q_kick_locked(q, &done);
-	spin_unlock_bh(&q->lock);
-	krt_q_complete(q, &done);
-}
-
-static void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, inv_cqe);
-	struct krt_queue *q = s->q;
-	LIST_HEAD(done);
-
-	if (krt_q_wc_failed(q, wc, "LOCAL_INV")) {
-		/* the MR may still be valid: it stays out of the pool */
-		spin_lock_bh(&q->lock);
-		q->sq_avail++;
-		spin_unlock_bh(&q->lock);
-		return;
-	}
-	spin_lock_bh(&q->lock);
-	q->sq_avail++;
-	q->stats.local_inv++;
-	krt_stat_inc(q->conn, KRT_A_STAT_LOCAL_INV);
-	s->pending &= ~KRT_P_INV;
-	if (!s->pending)
-		krt_slot_finish_locked(q, s, &done);
-	spin_unlock_bh(&q->lock);
-	krt_q_complete(q, &done);
-}
-
-/*
- * Post a request in a free slot.  Caller holds q->lock and checked that a
- * slot, a credit and KRT_WR_REQ SQ entries are there.
- */
-/* DMA-map a request's buffer into a slot's scatterlist.  q->lock held. */
-static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
-			       struct krt_req *req)
-{
-	int nents;
-
-	krt_frwr_sg_fill(s->sg, req->bvec, req->nr_bvec);
-	nents = krt_frwr_map(q->ibdev, s->sg, req->nr_bvec, krt_req_dma_dir(req->dir));
-	if (nents < 0)
-		return nents;
-	s->nr_sg = req->nr_bvec;
-	req->krt_nents = nents;
-	return 0;
-}
-
-static int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
-{
-	bool hb = req == &q->hb_req, data = req->dir != KRT_DATA_NONE;
-	struct krt_slot *s = hb ? q->hb_slot :
-		list_first_entry(&q->free_slots, struct krt_slot, entry);
-	struct ib_send_wr wr, *first = &wr;
-	struct ib_reg_wr reg;
-	struct ib_sge sge;
-	u32 len = sizeof(struct krt_msg_hdr) + req->msg_len;
-	u16 flags = 0;
-	int ret;
-
-	if (!hb)
-		list_del_init(&s->entry);
-	s->state = KRT_SLOT_BUSY;
-	s->req = req;
-	s->pending = KRT_P_SEND | KRT_P_REPLY;
-	s->inv_left = false;
-	q->sq_avail -= data ? KRT_WR_REQ : 1;
-	q->credits--;
-	if (data) {
-		s->mr = krt_q_mr_get(q);
-		ret = !s->mr ? -EBUSY : krt_slot_map_locked(q, s, req);
-		if (!ret)
-			ret = krt_frwr_reg(s->mr, s->sg, req->krt_nents, &reg,
-					   req->dir == KRT_DATA_READ ?
-					   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
-					   IB_ACCESS_REMOTE_READ);
-		if (ret) {
-			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
-			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
-			if (s->mr)
-				krt_q_mr_put(q, s->mr);
-			s->mr = NULL;
-			krt_slot_unmap_locked(q, s);
-			q->sq_avail += KRT_WR_REQ;
-			q->credits++;
-			krt_slot_free_locked(q, s);
-			return ret;
-		}
-		reg.wr.wr_cqe = &s->reg_cqe;
-		reg.wr.next = &wr;
-		first = &reg.wr;
-		s->inv_left = true;
-		flags = req->dir == KRT_DATA_READ ? KRT_MF_READ : KRT_MF_WRITE;
-		if (q->send_inv && READ_ONCE(krt_remote_inv))
-			flags |= KRT_MF_INV;
-	}
-	if (req->krt_sends++)
-		flags |= KRT_MF_RESENT;
-	krt_q_fill_hdr(q, s->va, KRT_OP_REQ, flags, len, req->service,
-		       (u32)s->gen << 16 | s->idx, 0, req->id);
-	if (s->mr) {
-		struct krt_msg_hdr *h = s->va;
-
-		h->addr = cpu_to_be64(s->mr->iova);
-		h->rkey = cpu_to_be32(s->mr->rkey);
-		h->data_len = cpu_to_be32(req->data_len);
-	}
-	if (req->msg_len)
-		memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
-	ib_dma_sync_single_for_device(q->ibdev, s->dma, len, DMA_TO_DEVICE);
-	krt_send_wr(&wr, &sge, &s->send_cqe, s->va, s->dma, len, q->lkey,
-		    len <= q->max_inline);
-	if (hb)
-		q->stats.heartbeats++;
-	else
-		q->stats.reqs_sent++;
-	if (req->dir == KRT_DATA_READ)
-		q->stats.bytes_read += req->data_len;
-	else if (req->dir == KRT_DATA_WRITE)
-		q->stats.bytes_written += req->data_len;
-	ret = krt_q_post_send(q, first);
-	if (ret) {
-		/* nothing was posted: the reset completes the request */
-		s->pending = KRT_P_REPLY;
-		return -ECONNRESET;
-	}
-	krt_q_count_req(q, req, hb);
-	trace_krt_req_send(q->conn, req, hb, q->credits);
-	trace_krt_req_resend(q->conn, req);
-	return 0;
-}
-
-static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
-{
-	if (list_empty(&q->free_slots))
-		return false;
-	if (!q->credits) {
-		q->stats.credit_waits++;
-		krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
-		trace_krt_credit_wait(q->conn, req->id, q->credits, q->sq_avail,
-				      q->nr_waiting);
-		return false;
-	}
-	if (q->sq_avail < (req->dir != KRT_DATA_NONE ? KRT_WR_REQ : 1)) {
-		q->stats.sq_waits++;
-		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
-		trace_krt_sq_wait(q->conn, req->id, q->credits, q->sq_avail,
-				  q->nr_waiting);
-		return false;
-	}
-	return true;
-}
-
-/* ---- server side ---- */
-
-static void krt_sreq_put_locked(struct krt_queue *q, struct krt_sreq *r)
-{
-	r->state = KRT_SREQ_FREE;
-	list_add_tail(&r->entry, &q->sfree);
-}
-
-static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
-			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes);
-
-/*
- * The service is done with @r: let it go, and give it to a request that
- * waits for one.  Outside q->lock.
- */
-static void krt_sreq_release(struct krt_sreq *r)
-{
-	struct krt_queue *q = r->q;
-	struct krt_conn *conn = q->conn;
-	struct krt_service *svc;
-	struct krt_rbuf *rb = NULL;
-
-	spin_lock_bh(&q->lock);
-	/*
-	 * Cleared before @r is free again: once on sfree, a receive may
-	 * take it (on this CPU as soon as bottom halves are enabled) and set
-	 * its own service.
-	 */
-	svc = r->svc;
-	r->svc = NULL;
-	if (!q->dead && !list_empty(&q->deferred)) {
-		rb = list_first_entry(&q->deferred, struct krt_rbuf, entry);
-		list_del_init(&rb->entry);
-	} else {
-		krt_sreq_put_locked(q, r);
-	}
-	spin_unlock_bh(&q->lock);
-	if (svc)
-		krt_service_put(svc);
-	if (rb)
-		krt_q_serve(q, r, rb, rb->va, rb->bytes);
-	krt_conn_put(conn);		/* the server request's */
-}
-
-static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
-{
-	struct ib_send_wr wr;
-	struct ib_sge sge;
-	u32 len = sizeof(struct krt_msg_hdr) + r->rep_len;
-	int ret;
-
-	krt_q_fill_hdr(q, r->va, KRT_OP_REP, 0, len, r->pub.service, r->tag,
-		       r->status, r->pub.req_id);
-	ib_dma_sync_single_for_device(q->ibdev, r->dma, len, DMA_TO_DEVICE);
-	krt_send_wr(&wr, &sge, &r->send_cqe, r->va, r->dma, len, q->lkey,
-		    len <= q->max_inline);
-	if (r->inv && q->send_inv) {
-		wr.opcode = IB_WR_SEND_WITH_INV;
-		wr.ex.invalidate_rkey = r->rkey;
-	}
-	q->credits--;
-	q->sq_avail -= KRT_WR_REP;
-	if (r->pub.service != KRT_SERVICE_HB)
-		q->stats.srv_reps++;
-	r->state = KRT_SREQ_REPLY;
-	ret = krt_q_post_send(q, &wr);
-	if (!ret && r->pub.service != KRT_SERVICE_HB) {
-		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_OUT, r->rep_len);
-		krt_stats_lat(q->conn, q->conn->peer, KRT_HIST_SVC,
-			      krt_ns_since(r->t_recv));
-	}
-	return ret;
-}
-
-static void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, send_cqe);
-	struct krt_queue *q = r->q;
-	LIST_HEAD(done);
-
-	krt_q_wc_failed(q, wc, "reply SEND");
-	spin_lock_bh(&q->lock);
-	q->sq_avail += KRT_WR_REP;
-	krt_q_kick_locked(q, &done);
-	spin_unlock_bh(&q->lock);
-	krt_q_complete(q, &done);
-	krt_sreq_release(r);
-}
-
-static void krt_sreq_data_err(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, data_cqe);
-
-	/* REG_MR or RDMA READ/WRITE: unsignalled, so errors only */
-	if (krt_q_wc_failed(r->q, wc, "RDMA transfer"))
-		r->data_status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
-}
-
-static void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, inv_cqe);
-	struct krt_queue *q = r->q;
-	LIST_HEAD(done);
-	int status = r->data_status;
-
-	if (krt_q_wc_failed(q, wc, r->mr ? "LOCAL_INV" : "RDMA transfer") && !status)
-		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
-	spin_lock_bh(&q->lock);
-	q->sq_avail += KRT_WR_DATA;
-	/* a failed LOCAL_INV leaves the MR to krt_queue_destroy() */
-	if (r->mr && wc->status == IB_WC_SUCCESS) {
-		krt_q_mr_put(q, r->mr);
-		r->mr = NULL;
-	}
-	r->state = KRT_SREQ_SERVICE;
-	krt_q_kick_locked(q, &done);
-	spin_unlock_bh(&q->lock);
-	krt_q_complete(q, &done);
-	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
-	r->sgl = NULL;
-	r->data_done(&r->pub, status);
-}
-
-/*
- * Build a server request's transfer without an MR: RDMA READ/WRITE WRs
- * of the mapped entries, naming them by DMA address and the local DMA
- * lkey, the last one signalled.  krt_srv_data() checked that they fit in
- * KRT_WR_DATA WRs.  Return: the first WR.
- */
-static struct ib_send_wr *krt_sreq_build_direct(struct krt_queue *q, struct krt_sreq *r)
-{
-	bool write = r->pub.dir == KRT_DATA_READ;	/* the client reads */
-	u32 per = write ? q->srv_sge : q->srv_sge_rd;
-	struct ib_rdma_wr *w = r->rwr;
-	struct ib_sge *sge = r->sge;
-	u64 raddr = r->raddr;
-	struct scatterlist *sg;
-	u32 n = 0;
-	int i;
-
-	for_each_sg(r->sgl, sg, r->nents, i) {
-		if (n == per) {
-			w->wr.next = &w[1].wr;
-			w++;
-			n = 0;
-		}
-		if (!n) {
-			memset(w, 0, sizeof(*w));
-			w->wr.opcode = write ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
-			w->wr.wr_cqe = &r->data_cqe;
-			w->wr.sg_list = sge;
-			w->remote_addr = raddr;
-			w->rkey = r->rkey;
-		}
-		sge->addr = sg_dma_address(sg);
-		sge->length = sg_dma_len(sg);
-		sge->lkey = q->lkey;
-		raddr += sge->length;
-		sge++;
-		w->wr.num_sge = ++n;
-	}
-	w->wr.next = NULL;
-	w->wr.wr_cqe = &r->inv_cqe;
-	w->wr.send_flags = IB_SEND_SIGNALED;
-	return &r->rwr[0].wr;
-}
-
-/*
- * Post a server request's transfer: without an MR (krt_sreq_build_direct())
- * or the REG_MR built by krt_srv_data(), the RDMA READ/WRITE and a fenced
- * LOCAL_INV.  Return: 0, or ib_post_send()'s error (nothing posted: the
- * caller resets the connection).
- */
-static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
-{
-	struct ib_rdma_wr rdma = {};
-	struct ib_send_wr inv, *first;
-	struct ib_sge sge;
-	int ret;
-
-	if (!r->mr) {
-		first = krt_sreq_build_direct(q, r);
-		q->stats.srv_direct++;
-	} else {
-		r->reg.wr.wr_cqe = &r->data_cqe;
-		r->reg.wr.next = &rdma.wr;
-		sge.addr = r->mr->iova;
-		sge.length = r->pub.data_len;
-		sge.lkey = r->mr->lkey;
-		rdma.wr.opcode = r->pub.dir == KRT_DATA_READ ?
-				 IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
-		rdma.wr.wr_cqe = &r->data_cqe;
-		rdma.wr.sg_list = &sge;
-		rdma.wr.num_sge = 1;
-		rdma.wr.next = &inv;
-		rdma.remote_addr = r->raddr;
-		rdma.rkey = r->rkey;
-		krt_frwr_inv(&inv, r->mr, &r->inv_cqe);
-		/* ORDER: the fence makes the LOCAL_INV wait for the READ's data */
-		inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
-		first = &r->reg.wr;
-		q->stats.srv_mr++;
-	}
-	q->sq_avail -= KRT_WR_DATA;
-	r->state = KRT_SREQ_DATA;
-	r->data_status = 0;
-	ret = krt_q_post_send(q, first);
-	if (!ret)
-		krt_stat_add(q->conn, r->pub.dir == KRT_DATA_READ ?
-			     KRT_A_STAT_SRV_DATA_BYTES_READ :
-			     KRT_A_STAT_SRV_DATA_BYTES_WRITTEN, r->pub.data_len);
-	return ret;
 }
 
 /*
@@ -1029,57 +334,18 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
  * side's slots), then requests.  Caller holds q->lock; requests that
  * cannot be posted are put on @done with their status.
  */
-static void krt_q_kick_locked(struct krt_queue *q, struct list_head *done)
+void krt_q_kick_locked(struct krt_queue *q, struct list_head *done)
 {
-	struct krt_sreq *r, *rt;
-	struct krt_req *req;
-	int ret;
-
 	if (q->dead)
 		return;
-	list_for_each_entry_safe(r, rt, &q->swait, entry) {
-		u8 state = r->state;
-
-		if (state == KRT_SREQ_DATA_WAIT) {
-			if (q->sq_avail < KRT_WR_DATA)
-				break;
-			list_del_init(&r->entry);
-			ret = krt_sreq_post_data_locked(q, r);
-		} else {
-			if (!q->credits || q->sq_avail < KRT_WR_REP)
-				break;
-			list_del_init(&r->entry);
-			ret = krt_sreq_post_reply_locked(q, r);
-		}
-		if (ret) {
-			/* krt_queue_destroy() hands it back */
-			r->state = state;
-			list_add(&r->entry, &q->swait);
-			krt_q_reset_locked(q, "cannot post a work request");
-			return;
-		}
-	}
-	while (!list_empty(&q->waiting) && q->ready) {
-		req = list_first_entry(&q->waiting, struct krt_req, krt_entry);
-		if (!krt_q_room_for_req(q, req))
-			break;
-		list_del_init(&req->krt_entry);
-		q->nr_waiting--;
-		ret = krt_q_post_req_locked(q, req);
-		if (ret == -ECONNRESET) {
-			krt_q_reset_locked(q, "cannot post a work request");
-			return;
-		}
-		if (ret) {
-			req->status = ret;
-			list_add_tail(&req->krt_entry, done);
-		}
-	}
+	if (!krt_q_kick_srv_locked(q))
+		return;
+	krt_q_kick_clt_locked(q, done);
 }
 
 /* ---- receive path ---- */
 
-static int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb)
+int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb)
 {
 	struct ib_recv_wr wr = {};
 	struct ib_sge sge;
@@ -1129,182 +395,6 @@ static const char *krt_q_check_hdr(struct krt_queue *q, const struct krt_msg_hdr
 		return "flags in a reply";
 	}
 	return NULL;
-}
-
-/*
- * A request arrived.  A server request is free unless replies whose SEND
- * completion is not yet polled still hold theirs (the client may already
- * have reused its slot): then the buffer waits, not re-posted, so its
- * credit stays taken, until krt_sreq_release() frees one.
- */
-static void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
-			   const struct krt_msg_hdr *h, u32 bytes)
-{
-	struct krt_sreq *r = NULL;
-
-	rb->t_recv = local_clock();	/* service time includes waiting here */
-	spin_lock_bh(&q->lock);
-	if (list_empty(&q->deferred))
-		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
-	if (r) {
-		list_del_init(&r->entry);
-	} else {
-		rb->bytes = bytes;
-		list_add_tail(&rb->entry, &q->deferred);
-		q->stats.deferred++;
-		krt_stat_inc(q->conn, KRT_A_STAT_SRV_DEFERRED);
-	}
-	spin_unlock_bh(&q->lock);
-	if (r)
-		krt_q_serve(q, r, rb, h, bytes);
-}
-
-/* Copy a request into @r, re-post its buffer, hand it to its service. */
-static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
-			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes)
-{
-	u16 flags = be16_to_cpu(h->flags);
-	struct krt_service *svc;
-
-	r->tag = be32_to_cpu(h->tag);
-	r->pub.service = be16_to_cpu(h->service);
-	r->pub.node_id = q->conn->peer->node_id;
-	r->pub.req_id = be64_to_cpu(h->req_id);
-	r->pub.resent = flags & KRT_MF_RESENT;
-	r->pub.msg_len = bytes - sizeof(*h);
-	memcpy(r->msg, (const void *)(h + 1), r->pub.msg_len);
-	r->pub.msg = r->msg;
-	r->pub.dir = flags & KRT_MF_READ ? KRT_DATA_READ :
-		     flags & KRT_MF_WRITE ? KRT_DATA_WRITE : KRT_DATA_NONE;
-	r->pub.data_len = be32_to_cpu(h->data_len);
-	r->pub.priv = NULL;
-	r->raddr = be64_to_cpu(h->addr);
-	r->rkey = be32_to_cpu(h->rkey);
-	r->inv = flags & KRT_MF_INV;
-	r->state = KRT_SREQ_SERVICE;
-	r->mr = NULL;
-	r->sgl = NULL;
-	r->t_recv = rb->t_recv;
-	kref_get(&q->conn->ref);	/* the server request's */
-	if (r->pub.service != KRT_SERVICE_HB) {
-		krt_stat_inc(q->conn, r->pub.dir == KRT_DATA_READ ? KRT_A_STAT_SRV_REQS_READ :
-			     r->pub.dir == KRT_DATA_WRITE ? KRT_A_STAT_SRV_REQS_WRITE :
-			     KRT_A_STAT_SRV_REQS_SEND);
-		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_IN, r->pub.msg_len);
-	}
-
-	/* ORDER: copied out, so the buffer may take the next message */
-	if (krt_q_post_recv(q, rb)) {
-		krt_q_reset(q, "cannot post a receive");
-	} else {
-		spin_lock_bh(&q->lock);
-		q->grant++;
-		if (r->pub.service != KRT_SERVICE_HB)
-			q->stats.srv_reqs++;
-		spin_unlock_bh(&q->lock);
-	}
-
-	if (r->pub.service == KRT_SERVICE_HB) {
-		krt_srv_reply(&r->pub, 0, NULL, 0);
-		return;
-	}
-	svc = krt_service_get(r->pub.service);
-	if (!svc) {
-		krt_srv_reply(&r->pub, -EPROTONOSUPPORT, NULL, 0);
-		return;
-	}
-	r->svc = svc;
-	svc->request(svc, &r->pub);
-}
-
-static void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
-			   const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc)
-{
-	u32 tag = be32_to_cpu(h->tag), plen = bytes - sizeof(*h);
-	u16 idx = tag & 0xffff, gen = tag >> 16;
-	s32 status = (s32)be32_to_cpu(h->status);
-	struct ib_send_wr inv;
-	struct krt_slot *s;
-	struct krt_req *req;
-	LIST_HEAD(done);
-	bool late = false;
-	int ret;
-
-	if (idx >= q->nr_slots + !!q->hb_slot) {
-		krt_q_malformed(q, "reply tag out of range");
-		return;
-	}
-	s = &q->slots[idx];
-	spin_lock_bh(&q->lock);
-	if (s->gen != gen || !(s->pending & KRT_P_REPLY) ||
-	    s->state == KRT_SLOT_FREE) {
-		spin_unlock_bh(&q->lock);
-		krt_q_malformed(q, "reply for no request");
-		return;
-	}
-	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
-	    (!s->mr || wc->ex.invalidate_rkey != s->mr->rkey)) {
-		spin_unlock_bh(&q->lock);
-		krt_q_malformed(q, "reply invalidated a key it was not given");
-		return;
-	}
-	s->pending &= ~KRT_P_REPLY;
-	q->stats.reps_recv++;
-	req = s->req;
-	if (req != &q->hb_req)
-		krt_stat_add(q->conn, KRT_A_STAT_MSG_BYTES_IN, plen);
-	if (s->state == KRT_SLOT_ZOMBIE) {
-		late = true;
-		q->stats.late_replies++;
-		krt_stat_inc(q->conn, KRT_A_STAT_LATE_REPLIES);
-	} else if (req == &q->hb_req) {
-		req->status = 0;
-	} else {
-		req->rsp_len = plen;
-		if (req->rsp)
-			memcpy(req->rsp, (const void *)(h + 1), min(plen, req->rsp_max));
-		req->rsp_status = status > 0 || status < -MAX_ERRNO ? -EIO : status;
-		req->status = 0;
-	}
-	if (s->mr && (wc->wc_flags & IB_WC_WITH_INVALIDATE)) {
-		q->stats.remote_inv++;
-		krt_stat_inc(q->conn, KRT_A_STAT_REMOTE_INV);
-		if (s->inv_left) {
-			q->sq_avail++;
-			s->inv_left = false;
-		}
-	} else if (s->mr) {
-		/* ORDER: pages go back only once the MR is invalid */
-		krt_frwr_inv(&inv, s->mr, &s->inv_cqe);
-		inv.send_flags = IB_SEND_SIGNALED;
-		s->pending |= KRT_P_INV;
-		s->inv_left = false;	/* its entry is used now */
-		ret = krt_q_post_send(q, &inv);
-		if (ret) {
-			spin_unlock_bh(&q->lock);
-			krt_q_reset(q, "cannot post a work request");
-			return;
-		}
-	}
-	spin_unlock_bh(&q->lock);
-	if (late)
-		atomic64_inc(&krt_dp_stats.late_replies);
-
-	/*
-	 * ORDER: re-post and count the buffer before the slot is freed, so
-	 * the request that takes the slot next carries its credit; else the
-	 * server can end up a credit short for the last reply of a burst.
-	 */
-	if (krt_q_post_recv(q, rb)) {
-		krt_q_reset(q, "cannot post a receive");
-		return;
-	}
-	spin_lock_bh(&q->lock);
-	q->grant++;
-	if (!s->pending)
-		krt_slot_finish_locked(q, s, &done);
-	spin_unlock_bh(&q->lock);
-	krt_q_complete(q, &done);
 }
 
 /* A heartbeat or its reply?  @h is well formed. */
@@ -1760,82 +850,6 @@ void krt_queue_stop(struct krt_queue *q)
 }
 
 /**
- * krt_queue_submit() - post a request or queue it
- * @q: the queue of an active outbound connection
- * @req: checked by krt_submit(); holds a connection reference
- *
- * The buffer is DMA-mapped when a slot takes the request, into the
- * slot's preallocated scatterlist: nothing is allocated here.
- *
- * Return: 0 (the request completes through @req->done), -ESHUTDOWN when
- * the queue stopped taking requests, -EMSGSIZE when the buffer is over
- * the negotiated max IO size, -EAGAIN when (NOWAIT) it is full, -EBUSY
- * when too many requests wait, -EIO when the buffer cannot be DMA-mapped
- * or registered.  On error the request is not queued.
- */
-int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
-{
-	LIST_HEAD(done);
-	int ret = 0;
-	u32 n;
-
-	spin_lock_bh(&q->lock);
-	if (!q->ready) {
-		ret = -ESHUTDOWN;
-		goto out_unlock;
-	}
-	if (req->dir != KRT_DATA_NONE &&
-	    (req->data_len > q->max_io || req->nr_bvec > q->mr_pages)) {
-		ret = -EMSGSIZE;
-		goto out_unlock;
-	}
-	n = atomic_inc_return(&q->inflight);
-	krt_hwm_raise(&q->conn->st.inflight_hwm, n);
-	krt_hwm_raise(&q->conn->peer->st.inflight_hwm, n);
-	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
-		ret = krt_q_post_req_locked(q, req);
-		if (ret == -ECONNRESET) {
-			ret = 0;	/* krt_queue_destroy() completes it */
-			krt_q_reset_locked(q, "cannot post a work request");
-		}
-		if (ret)
-			goto out_undo;
-		goto out_unlock;
-	}
-	if (req->flags & KRT_REQ_NOWAIT) {
-		ret = -EAGAIN;
-		goto out_undo;
-	}
-	if (q->nr_waiting >= READ_ONCE(krt_backlog)) {
-		atomic64_inc(&krt_dp_stats.backlog_full);
-		krt_stat_inc(q->conn, KRT_A_STAT_BACKLOG_FULL);
-		ret = -EBUSY;
-		goto out_undo;
-	}
-	q->stats.waits++;
-	q->nr_waiting++;
-	list_add_tail(&req->krt_entry, &q->waiting);
-	goto out_unlock;
-
-out_undo:
-	atomic_dec(&q->inflight);
-out_unlock:
-	spin_unlock_bh(&q->lock);
-	return ret;
-}
-
-/**
- * krt_queue_inflight() - requests submitted and not completed
- * @q: the queue, or NULL
- *
- * Return: the count.
- */
-u32 krt_queue_inflight(struct krt_queue *q)
-{
-	return q ? atomic_read(&q->inflight) : 0;
-}
-
-/**
  * krt_queue_mrs() - MRs of a queue's pool, and how many are in use
  * @q: the queue, or NULL
  * @used: set to the MRs taken now
@@ -1846,30 +860,6 @@ u32 krt_queue_mrs(struct krt_queue *q, u32 *used)
 {
 	*used = q ? READ_ONCE(q->mrs_used) : 0;
 	return q && !READ_ONCE(q->unmapped) ? q->depth : 0;
-}
-
-/*
- * The requests of a failed queue: the heartbeat ends, the others go back
- * to their peer to be re-sent or failed.  Without q->lock.
- */
-static void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
-{
-	struct krt_req *req, *tmp;
-
-	list_for_each_entry_safe(req, tmp, done, krt_entry) {
-		list_del_init(&req->krt_entry);
-		req->krt_conn = NULL;
-		if (req != &q->hb_req) {
-			atomic_dec(&q->inflight);
-			if (!req->status) {	/* answered: only its MR was left */
-				krt_req_finish_on(req, 0, q->conn);
-			} else {
-				req->krt_from = q->conn->index;	/* krt_req_resend */
-				krt_peer_resend(req->krt_peer, req, req->status);
-			}
-		}
-		krt_conn_put(q->conn);		/* the request's */
-	}
 }
 
 /**
@@ -1995,192 +985,6 @@ void krt_queue_free(struct krt_queue *q)
 	kvfree(q->srv_sges);
 	kfree(q);
 }
-
-/*
- * Whether a server transfer of @nents mapped entries goes without an MR:
- * it fits in KRT_WR_DATA RDMA WRs and, for an RDMA READ (a client write),
- * the device can read into unregistered memory efficiently.
- */
-static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
-{
-	u32 per = dir == KRT_DATA_READ ? q->srv_sge : q->srv_sge_rd;
-
-	if (!per || !READ_ONCE(krt_srv_direct))
-		return false;
-	return nents <= per * KRT_WR_DATA;
-}
-
-/**
- * krt_srv_data() - move a request's data between the client and the server
- * @sreq: the request, with the service
- * @bvec: the server's buffer: exactly @sreq->data_len bytes
- * @nr_bvec: segments in @bvec
- * @done: called once when the transfer ended (status 0 or -errno), in
- *	softirq context or from a workqueue; the buffer is free again then
- *
- * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
- * client's pages; for a client write it RDMA-READs the client's pages into
- * the buffer.  At most one transfer per request, before krt_srv_reply().
- * May be called from any context but hardirq or with interrupts disabled.
- *
- * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
- * buffer with gaps or over the MR size, transfer already made),
- * -ECONNRESET (connection gone), -EIO or -EBUSY (the buffer could not be
- * mapped or registered; the connection stays up).  Nothing is allocated:
- * the scatterlist and the work requests are the server request's own.
- */
-int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
-		 unsigned int nr_bvec,
-		 void (*done)(struct krt_srv_req *sreq, int status))
-{
-	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
-	struct krt_queue *q = r->q;
-	enum dma_data_direction dir;
-	struct scatterlist *sgl = r->sg;
-	u32 len, pages;
-	int ret;
-
-	if (sreq->dir == KRT_DATA_NONE)
-		return -EINVAL;
-	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
-	if (ret || len != sreq->data_len || pages > q->mr_pages)
-		return -EINVAL;
-	dir = krt_sreq_dma_dir(sreq->dir);
-	if (krt_fault_register())
-		return -ENOMEM;
-
-	spin_lock_bh(&q->lock);
-	/* under the lock: a racing krt_srv_reply() may have claimed it */
-	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
-		spin_unlock_bh(&q->lock);
-		return -EINVAL;
-	}
-	if (q->dead) {
-		spin_unlock_bh(&q->lock);
-		return -ECONNRESET;
-	}
-	/* ORDER: under the lock of a live queue: the device is there */
-	krt_frwr_sg_fill(sgl, bvec, nr_bvec);
-	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
-	if (ret < 0) {
-		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
-		trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
-		spin_unlock_bh(&q->lock);
-		return ret;
-	}
-	r->nents = ret;
-	r->mr = NULL;
-	if (!krt_sreq_direct(q, sreq->dir, r->nents)) {
-		/*
-		 * Register now, so that a registration failure is the
-		 * caller's error, not a reason to reset the connection when
-		 * it is posted later.  A server request holds at most one of
-		 * depth MRs.
-		 */
-		r->mr = krt_q_mr_get(q);
-		ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
-					   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
-		if (ret) {
-			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
-			trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
-			if (r->mr)
-				krt_q_mr_put(q, r->mr);
-			r->mr = NULL;
-			ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
-			spin_unlock_bh(&q->lock);
-			return ret;
-		}
-	}
-	r->sgl = sgl;
-	r->nr_bvec = nr_bvec;
-	r->data_done = done;
-	ret = 0;
-	if (q->sq_avail >= KRT_WR_DATA && list_empty(&q->swait)) {
-		if (krt_sreq_post_data_locked(q, r)) {
-			/* krt_queue_destroy() calls @done */
-			r->state = KRT_SREQ_DATA_WAIT;
-			list_add_tail(&r->entry, &q->swait);
-			krt_q_reset_locked(q, "cannot post a work request");
-		}
-	} else {
-		q->stats.sq_waits++;
-		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
-		trace_krt_sq_wait(q->conn, sreq->req_id, q->credits, q->sq_avail, 0);
-		r->state = KRT_SREQ_DATA_WAIT;
-		r->wait_start = jiffies;
-		list_add_tail(&r->entry, &q->swait);
-	}
-	spin_unlock_bh(&q->lock);
-	return 0;
-}
-EXPORT_SYMBOL_GPL(krt_srv_data);
-
-/**
- * krt_srv_reply() - answer a request; the service is done with it
- * @sreq: the request
- * @status: 0 or -errno, delivered as the client's @rsp_status
- * @msg: reply message, or NULL
- * @len: its length; over %KRT_MAX_MSG answers -EMSGSIZE without message
- *
- * Exactly once per request, after any krt_srv_data() completed.  If the
- * connection is gone the answer is dropped.  May be called from any
- * context but hard interrupts or with interrupts disabled (it takes a
- * bottom-half lock).  A second reply while krt still holds the request is
- * refused (WARN once, counted as ``api_misuse``); once a reply went, @sreq
- * may serve another request at once, so a reply through a stale pointer
- * is a use after free that krt cannot tell from a first reply.
- */
-void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
-{
-	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
-	struct krt_queue *q = r->q;
-
-	if (len > KRT_MAX_MSG) {
-		status = -EMSGSIZE;
-		len = 0;
-	}
-	spin_lock_bh(&q->lock);
-	/*
-	 * A second reply, or one during a transfer: refused, not sent.  Checked
-	 * and left under q->lock, so that of two racing replies one goes.
-	 */
-	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
-		spin_unlock_bh(&q->lock);
-		WARN_ONCE(1, "krt: reply to a request not with its service\n");
-		atomic64_inc(&krt_dp_stats.api_misuse);
-		return;
-	}
-	if (msg && len)
-		memcpy(r->va + sizeof(struct krt_msg_hdr), msg, len);
-	r->rep_len = msg ? len : 0;
-	r->status = status;
-	if (q->dead) {
-		/* no longer with the service: a racing second reply is refused */
-		r->state = KRT_SREQ_REPLY_WAIT;
-		spin_unlock_bh(&q->lock);
-		krt_sreq_release(r);
-		return;
-	}
-	if (q->credits && q->sq_avail >= KRT_WR_REP && list_empty(&q->swait)) {
-		if (krt_sreq_post_reply_locked(q, r)) {
-			/* krt_queue_destroy() releases it */
-			r->state = KRT_SREQ_REPLY_WAIT;
-			list_add_tail(&r->entry, &q->swait);
-			krt_q_reset_locked(q, "cannot post a work request");
-		}
-	} else {
-		q->stats.credit_waits += !q->credits;
-		if (!q->credits) {
-			krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
-			trace_krt_credit_wait(q->conn, sreq->req_id, 0, q->sq_avail, 0);
-		}
-		r->state = KRT_SREQ_REPLY_WAIT;
-		r->wait_start = jiffies;
-		list_add_tail(&r->entry, &q->swait);
-	}
-	spin_unlock_bh(&q->lock);
-}
-EXPORT_SYMBOL_GPL(krt_srv_reply);
 
 /* the counters of struct krt_qstats, in the order debugfs shows them */
 #define KRT_QSTAT(f) { #f, offsetof(struct krt_qstats, f) }

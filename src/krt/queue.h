@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * krt: what the three parts of a connection's data path share - queue.c
+ * (receive ring, validation, deadlines, setup and teardown), queue_clt.c
+ * (request slots and replies: the client side) and queue_srv.c (server
+ * requests, data transfers and replies: the server side).  Private to
+ * them; the rest of krt uses the krt_queue_*() functions of krt.h.
+ */
+#ifndef KRT_QUEUE_H
+#define KRT_QUEUE_H
+
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+#include "krt.h"
+#include "wire.h"
+
+#define KRT_WR_REQ	3	/* REG_MR, SEND, LOCAL_INV */
+#define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV; or 1-3 RDMA */
+#define KRT_WR_REP	1	/* SEND (with invalidate) */
+#define KRT_TICK	(HZ / 10)
+#define KRT_ESTABLISH_TIMEOUT	(10 * HZ)	/* accept to ESTABLISHED, server */
+
+enum krt_slot_state {
+	KRT_SLOT_FREE,
+	KRT_SLOT_BUSY,
+	KRT_SLOT_ZOMBIE,	/* request timed out, reply not yet seen */
+};
+
+/* what a slot still waits for */
+#define KRT_P_SEND	0x1
+#define KRT_P_REPLY	0x2
+#define KRT_P_INV	0x4
+
+struct krt_rbuf {
+	struct ib_cqe		cqe;
+	struct krt_queue	*q;
+	void			*va;
+	u64			dma;
+	struct list_head	entry;		/* q->deferred; q->lock */
+	u32			bytes;
+	u64			t_recv;		/* local_clock() at arrival */
+};
+
+struct krt_slot {
+	struct krt_queue	*q;
+	struct list_head	entry;		/* free list; q->lock */
+	struct krt_req		*req;
+	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
+	unsigned int		nr_sg;		/* entries mapped, 0 when not; q->lock */
+	u16			idx;
+	u16			gen;
+	u8			state;
+	u8			pending;
+	bool			timed_out;
+	bool			inv_left;	/* LOCAL_INV entry still reserved */
+	struct ib_mr		*mr;
+	struct ib_cqe		send_cqe;
+	struct ib_cqe		inv_cqe;
+	struct ib_cqe		reg_cqe;
+	void			*va;
+	u64			dma;
+};
+
+enum krt_sreq_state {
+	KRT_SREQ_FREE,
+	KRT_SREQ_SERVICE,	/* with the service */
+	KRT_SREQ_DATA_WAIT,	/* data transfer waits for SQ room */
+	KRT_SREQ_DATA,		/* data transfer posted */
+	KRT_SREQ_REPLY_WAIT,	/* reply waits for a credit or SQ room */
+	KRT_SREQ_REPLY,		/* reply posted */
+};
+
+struct krt_sreq {
+	struct krt_srv_req	pub;
+	struct krt_queue	*q;
+	struct krt_service	*svc;
+	struct list_head	entry;		/* free or waiting list; q->lock */
+	u8			state;
+	bool			inv;
+	u32			tag;
+	u64			raddr;
+	u32			rkey;
+	s32			status;
+	u32			rep_len;
+	int			data_status;
+	u64			t_recv;		/* local_clock() at receive */
+	struct ib_mr		*mr;		/* registered by krt_srv_data() */
+	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
+	struct ib_rdma_wr	*rwr;		/* KRT_WR_DATA WRs (no MR), q's */
+	struct ib_sge		*sge;		/* KRT_WR_DATA * q->srv_sge, q's */
+	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
+	struct scatterlist	*sgl;		/* @sg while mapped, else NULL */
+	unsigned long		wait_start;	/* jiffies it began to wait; q->lock */
+	int			nents;
+	unsigned int		nr_bvec;
+	void			(*data_done)(struct krt_srv_req *sreq, int status);
+	struct ib_cqe		data_cqe;
+	struct ib_cqe		inv_cqe;
+	struct ib_cqe		send_cqe;
+	void			*msg;		/* copy of the request */
+	void			*va;		/* reply buffer */
+	u64			dma;
+};
+
+/**
+ * struct krt_queue - data path of one connection
+ * @conn: the connection (the queue lives as long as it)
+ * @qp: the RC QP; valid until krt_queue_destroy()
+ * @ibdev: its device
+ * @lkey: the local DMA lkey of the connection's PD
+ * @lock: protects everything below marked q->lock
+ * @ready: requests may be submitted; q->lock
+ * @dead: the connection failed or is closing; q->lock
+ * @unmapped: buffers are unmapped, the QP gone (destroyed); q->lock
+ * @server: inbound connection: receives requests, sends replies
+ * @depth: receive buffers, slots and server requests
+ * @nr_slots: slots usable, from the depth the remote granted
+ * @credits: messages we may send; q->lock
+ * @max_credits: receive buffers the remote posted
+ * @grant: buffers re-posted, not yet advertised; q->lock
+ * @sq_avail: free SQ entries; q->lock
+ * @max_io: negotiated largest data buffer
+ * @mr_pages: pages an MR maps
+ * @max_inline: inline data the QP takes
+ * @send_inv: the device does SEND_WITH_INV and remote invalidation
+ * @zombies: slots of timed-out requests; q->lock
+ * @waiting: requests waiting for room; q->lock
+ * @nr_waiting: their number; q->lock
+ * @free_slots: q->lock
+ * @sfree: free server requests; q->lock
+ * @swait: server requests waiting for room; q->lock
+ * @deferred: received requests waiting for a free server request; q->lock
+ * @inflight: requests submitted and not completed
+ * @slots: @depth request slots (client)
+ * @sreqs: @depth server requests (server)
+ * @rbufs: @depth receive buffers
+ * @timer: deadline checks
+ * @reset_work: resets the connection from contexts that cannot
+ * @reset_reason: why; q->lock
+ * @stats: counters; q->lock
+ * @hb_slot: the client's heartbeat slot (not on @free_slots), or NULL
+ * @hb_req: the heartbeat request
+ * @hb_busy: a heartbeat is in flight; q->lock
+ * @last_rx: jiffies of the last message received (read by the timer)
+ * @hb_ms: heartbeat interval (client) or the client's (server)
+ * @hb_misses: intervals without a message before a reset
+ * @in_timer: the timer runs the data path (no completion there); q->lock
+ * @mrs_used: MRs taken from the QP's pool; q->lock
+ * @srv_sge: server: entries per RDMA WRITE (the QP's max_write_sge)
+ * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
+ * @srv_wrs: server: KRT_WR_DATA RDMA WRs per server request
+ * @srv_sges: server: KRT_WR_DATA * @srv_sge entries per server request
+ */
+struct krt_queue {
+	struct krt_conn		*conn;
+	struct ib_qp		*qp;
+	struct ib_device	*ibdev;
+	u32			lkey;
+	spinlock_t		lock;		/* see the DOC above */
+	bool			ready;
+	bool			dead;
+	bool			unmapped;
+	bool			server;
+	u32			depth;
+	u32			nr_slots;
+	u32			credits;
+	u32			max_credits;
+	u32			grant;
+	u32			sq_avail;
+	u32			max_io;
+	u32			mr_pages;
+	u32			max_inline;
+	bool			send_inv;
+	u32			zombies;
+	struct list_head	waiting;
+	u32			nr_waiting;
+	struct list_head	free_slots;
+	struct list_head	sfree;
+	struct list_head	swait;
+	struct list_head	deferred;
+	atomic_t		inflight;
+	struct krt_slot		*slots;
+	struct krt_sreq		*sreqs;
+	struct krt_rbuf		*rbufs;
+	struct timer_list	timer;
+	struct work_struct	reset_work;
+	const char		*reset_reason;
+	struct krt_qstats	stats;
+	struct krt_slot		*hb_slot;
+	struct krt_req		hb_req;
+	bool			hb_busy;
+	unsigned long		last_rx;
+	u32			hb_ms;
+	u32			hb_misses;
+	u32			mrs_used;
+	u32			srv_sge;
+	u32			srv_sge_rd;
+	struct ib_rdma_wr	*srv_wrs;
+	struct ib_sge		*srv_sges;
+};
+
+/* queue.c: shared */
+void krt_q_reset_locked(struct krt_queue *q, const char *why);
+void krt_q_reset(struct krt_queue *q, const char *why);
+void krt_q_malformed(struct krt_queue *q, const char *why);
+bool krt_q_wc_failed(struct krt_queue *q, struct ib_wc *wc, const char *what);
+void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
+		    u16 flags, u32 len, u16 service, u32 tag, s32 status,
+		    u64 req_id);
+void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
+		 void *va, u64 dma, u32 len, u32 lkey, bool inline_ok);
+int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first);
+struct ib_mr *krt_q_mr_get(struct krt_queue *q);
+void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr);
+int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb);
+void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
+
+/* queue_clt.c: the client side */
+void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s);
+void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s);
+void krt_q_complete(struct krt_queue *q, struct list_head *done);
+void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc);
+void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc);
+int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req);
+void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
+		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc);
+void krt_q_hand_back(struct krt_queue *q, struct list_head *done);
+void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done);
+
+/* queue_srv.c: the server side */
+enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir);
+void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void krt_sreq_data_err(struct ib_cq *cq, struct ib_wc *wc);
+void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc);
+void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
+		    const struct krt_msg_hdr *h, u32 bytes);
+bool krt_q_kick_srv_locked(struct krt_queue *q);
+void krt_sreq_release(struct krt_sreq *r);
+
+#endif /* KRT_QUEUE_H */

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: the client side of a connection's data path - request slots, the
+ * registration of request buffers, replies, submission and the requests
+ * handed back when a connection fails.  See queue.c for the whole.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+#include "queue.h"
+#include "trace.h"
+
+static unsigned int krt_backlog = 4096;
+module_param_named(backlog, krt_backlog, uint, 0644);
+MODULE_PARM_DESC(backlog, "Requests that may wait per connection (default: 4096)");
+
+static bool krt_remote_inv = true;
+module_param_named(remote_invalidate, krt_remote_inv, bool, 0644);
+MODULE_PARM_DESC(remote_invalidate, "Ask servers for SEND_WITH_INV where the device has it (default: on)");
+
+static enum dma_data_direction krt_req_dma_dir(enum krt_data_dir dir)
+{
+	return dir == KRT_DATA_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
+/* A request went on the wire: count it by kind.  q->lock held. */
+static void krt_q_count_req(struct krt_queue *q, const struct krt_req *req, bool hb)
+{
+	struct krt_conn *conn = q->conn;
+
+	if (hb) {
+		krt_stat_inc(conn, KRT_A_STAT_HEARTBEATS);
+		return;
+	}
+	krt_stat_add(conn, KRT_A_STAT_MSG_BYTES_OUT, req->msg_len);
+	if (req->dir == KRT_DATA_READ) {
+		krt_stat_inc(conn, KRT_A_STAT_REQS_READ);
+		krt_stat_add(conn, KRT_A_STAT_DATA_BYTES_READ, req->data_len);
+	} else if (req->dir == KRT_DATA_WRITE) {
+		krt_stat_inc(conn, KRT_A_STAT_REQS_WRITE);
+		krt_stat_add(conn, KRT_A_STAT_DATA_BYTES_WRITTEN, req->data_len);
+	} else {
+		krt_stat_inc(conn, KRT_A_STAT_REQS_SEND);
+	}
+}
+
+/* ---- client side ---- */
+
+void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
+{
+	if (s->inv_left) {
+		q->sq_avail++;
+		s->inv_left = false;
+	}
+	if (s->state == KRT_SLOT_ZOMBIE)
+		q->zombies--;
+	s->state = KRT_SLOT_FREE;
+	s->req = NULL;
+	s->gen++;
+	s->timed_out = false;
+	if (s != q->hb_slot)
+		list_add_tail(&s->entry, &q->free_slots);
+}
+
+/*
+ * A slot has nothing pending: give its MR back, free it and queue its
+ * request for completion (not for a zombie: its request completed on
+ * timeout).  Caller holds q->lock.
+ */
+/* Unmap a slot's buffer (the MR is invalid or destroyed).  q->lock held. */
+void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s)
+{
+	if (!s->nr_sg)
+		return;
+	ib_dma_unmap_sg(q->ibdev, s->sg, s->nr_sg, krt_req_dma_dir(s->req->dir));
+	s->nr_sg = 0;
+}
+
+static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
+				   struct list_head *done)
+{
+	struct krt_req *req = s->req;
+
+	if (s->mr) {
+		krt_q_mr_put(q, s->mr);
+		s->mr = NULL;
+	}
+	if (req)
+		krt_slot_unmap_locked(q, s);
+	if (s == q->hb_slot) {
+		q->hb_busy = false;
+		s->state = KRT_SLOT_FREE;
+		s->req = NULL;
+		s->gen++;
+		s->timed_out = false;
+		if (req)
+			list_add_tail(&req->krt_entry, done);
+		krt_q_kick_locked(q, done);
+		return;
+	}
+	if (s->state == KRT_SLOT_BUSY && req) {
+		q->stats.reqs_done++;
+		list_add_tail(&req->krt_entry, done);
+	}
+	krt_slot_free_locked(q, s);
+	krt_q_kick_locked(q, done);
+}
+
+/* Complete requests collected on @done.  Called without q->lock. */
+void krt_q_complete(struct krt_queue *q, struct list_head *done)
+{
+	struct krt_req *req, *tmp;
+
+	list_for_each_entry_safe(req, tmp, done, krt_entry) {
+		list_del_init(&req->krt_entry);
+		req->krt_conn = NULL;
+		if (req == &q->hb_req) {
+			krt_conn_put(q->conn);	/* the heartbeat's */
+			continue;
+		}
+		atomic_dec(&q->inflight);
+		krt_req_finish_on(req, req->status, q->conn);
+		krt_conn_put(q->conn);		/* the request's */
+	}
+}
+
+void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, reg_cqe);
+
+	krt_q_wc_failed(s->q, wc, "REG_MR");	/* unsignalled: errors only */
+}
+
+void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, send_cqe);
+	struct krt_queue *q = s->q;
+	LIST_HEAD(done);
+
+	krt_q_wc_failed(q, wc, "request SEND");
+	spin_lock_bh(&q->lock);
+	q->sq_avail += s->mr ? 2 : 1;
+	s->pending &= ~KRT_P_SEND;
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	else
+		krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+}
+
+void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, inv_cqe);
+	struct krt_queue *q = s->q;
+	LIST_HEAD(done);
+
+	if (krt_q_wc_failed(q, wc, "LOCAL_INV")) {
+		/* the MR may still be valid: it stays out of the pool */
+		spin_lock_bh(&q->lock);
+		q->sq_avail++;
+		spin_unlock_bh(&q->lock);
+		return;
+	}
+	spin_lock_bh(&q->lock);
+	q->sq_avail++;
+	q->stats.local_inv++;
+	krt_stat_inc(q->conn, KRT_A_STAT_LOCAL_INV);
+	s->pending &= ~KRT_P_INV;
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+}
+
+/*
+ * Post a request in a free slot.  Caller holds q->lock and checked that a
+ * slot, a credit and KRT_WR_REQ SQ entries are there.
+ */
+/* DMA-map a request's buffer into a slot's scatterlist.  q->lock held. */
+static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
+			       struct krt_req *req)
+{
+	int nents;
+
+	krt_frwr_sg_fill(s->sg, req->bvec, req->nr_bvec);
+	nents = krt_frwr_map(q->ibdev, s->sg, req->nr_bvec, krt_req_dma_dir(req->dir));
+	if (nents < 0)
+		return nents;
+	s->nr_sg = req->nr_bvec;
+	req->krt_nents = nents;
+	return 0;
+}
+
+int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
+{
+	bool hb = req == &q->hb_req, data = req->dir != KRT_DATA_NONE;
+	struct krt_slot *s = hb ? q->hb_slot :
+		list_first_entry(&q->free_slots, struct krt_slot, entry);
+	struct ib_send_wr wr, *first = &wr;
+	struct ib_reg_wr reg;
+	struct ib_sge sge;
+	u32 len = sizeof(struct krt_msg_hdr) + req->msg_len;
+	u16 flags = 0;
+	int ret;
+
+	if (!hb)
+		list_del_init(&s->entry);
+	s->state = KRT_SLOT_BUSY;
+	s->req = req;
+	s->pending = KRT_P_SEND | KRT_P_REPLY;
+	s->inv_left = false;
+	q->sq_avail -= data ? KRT_WR_REQ : 1;
+	q->credits--;
+	if (data) {
+		s->mr = krt_q_mr_get(q);
+		ret = !s->mr ? -EBUSY : krt_slot_map_locked(q, s, req);
+		if (!ret)
+			ret = krt_frwr_reg(s->mr, s->sg, req->krt_nents, &reg,
+					   req->dir == KRT_DATA_READ ?
+					   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
+					   IB_ACCESS_REMOTE_READ);
+		if (ret) {
+			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
+			if (s->mr)
+				krt_q_mr_put(q, s->mr);
+			s->mr = NULL;
+			krt_slot_unmap_locked(q, s);
+			q->sq_avail += KRT_WR_REQ;
+			q->credits++;
+			krt_slot_free_locked(q, s);
+			return ret;
+		}
+		reg.wr.wr_cqe = &s->reg_cqe;
+		reg.wr.next = &wr;
+		first = &reg.wr;
+		s->inv_left = true;
+		flags = req->dir == KRT_DATA_READ ? KRT_MF_READ : KRT_MF_WRITE;
+		if (q->send_inv && READ_ONCE(krt_remote_inv))
+			flags |= KRT_MF_INV;
+	}
+	if (req->krt_sends++)
+		flags |= KRT_MF_RESENT;
+	krt_q_fill_hdr(q, s->va, KRT_OP_REQ, flags, len, req->service,
+		       (u32)s->gen << 16 | s->idx, 0, req->id);
+	if (s->mr) {
+		struct krt_msg_hdr *h = s->va;
+
+		h->addr = cpu_to_be64(s->mr->iova);
+		h->rkey = cpu_to_be32(s->mr->rkey);
+		h->data_len = cpu_to_be32(req->data_len);
+	}
+	if (req->msg_len)
+		memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
+	ib_dma_sync_single_for_device(q->ibdev, s->dma, len, DMA_TO_DEVICE);
+	krt_send_wr(&wr, &sge, &s->send_cqe, s->va, s->dma, len, q->lkey,
+		    len <= q->max_inline);
+	if (hb)
+		q->stats.heartbeats++;
+	else
+		q->stats.reqs_sent++;
+	if (req->dir == KRT_DATA_READ)
+		q->stats.bytes_read += req->data_len;
+	else if (req->dir == KRT_DATA_WRITE)
+		q->stats.bytes_written += req->data_len;
+	ret = krt_q_post_send(q, first);
+	if (ret) {
+		/* nothing was posted: the reset completes the request */
+		s->pending = KRT_P_REPLY;
+		return -ECONNRESET;
+	}
+	krt_q_count_req(q, req, hb);
+	trace_krt_req_send(q->conn, req, hb, q->credits);
+	trace_krt_req_resend(q->conn, req);
+	return 0;
+}
+
+static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
+{
+	if (list_empty(&q->free_slots))
+		return false;
+	if (!q->credits) {
+		q->stats.credit_waits++;
+		krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
+		trace_krt_credit_wait(q->conn, req->id, q->credits, q->sq_avail,
+				      q->nr_waiting);
+		return false;
+	}
+	if (q->sq_avail < (req->dir != KRT_DATA_NONE ? KRT_WR_REQ : 1)) {
+		q->stats.sq_waits++;
+		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
+		trace_krt_sq_wait(q->conn, req->id, q->credits, q->sq_avail,
+				  q->nr_waiting);
+		return false;
+	}
+	return true;
+}
+
+void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
+		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc)
+{
+	u32 tag = be32_to_cpu(h->tag), plen = bytes - sizeof(*h);
+	u16 idx = tag & 0xffff, gen = tag >> 16;
+	s32 status = (s32)be32_to_cpu(h->status);
+	struct ib_send_wr inv;
+	struct krt_slot *s;
+	struct krt_req *req;
+	LIST_HEAD(done);
+	bool late = false;
+	int ret;
+
+	if (idx >= q->nr_slots + !!q->hb_slot) {
+		krt_q_malformed(q, "reply tag out of range");
+		return;
+	}
+	s = &q->slots[idx];
+	spin_lock_bh(&q->lock);
+	if (s->gen != gen || !(s->pending & KRT_P_REPLY) ||
+	    s->state == KRT_SLOT_FREE) {
+		spin_unlock_bh(&q->lock);
+		krt_q_malformed(q, "reply for no request");
+		return;
+	}
+	if ((wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	    (!s->mr || wc->ex.invalidate_rkey != s->mr->rkey)) {
+		spin_unlock_bh(&q->lock);
+		krt_q_malformed(q, "reply invalidated a key it was not given");
+		return;
+	}
+	s->pending &= ~KRT_P_REPLY;
+	q->stats.reps_recv++;
+	req = s->req;
+	if (req != &q->hb_req)
+		krt_stat_add(q->conn, KRT_A_STAT_MSG_BYTES_IN, plen);
+	if (s->state == KRT_SLOT_ZOMBIE) {
+		late = true;
+		q->stats.late_replies++;
+		krt_stat_inc(q->conn, KRT_A_STAT_LATE_REPLIES);
+	} else if (req == &q->hb_req) {
+		req->status = 0;
+	} else {
+		req->rsp_len = plen;
+		if (req->rsp)
+			memcpy(req->rsp, (const void *)(h + 1), min(plen, req->rsp_max));
+		req->rsp_status = status > 0 || status < -MAX_ERRNO ? -EIO : status;
+		req->status = 0;
+	}
+	if (s->mr && (wc->wc_flags & IB_WC_WITH_INVALIDATE)) {
+		q->stats.remote_inv++;
+		krt_stat_inc(q->conn, KRT_A_STAT_REMOTE_INV);
+		if (s->inv_left) {
+			q->sq_avail++;
+			s->inv_left = false;
+		}
+	} else if (s->mr) {
+		/* ORDER: pages go back only once the MR is invalid */
+		krt_frwr_inv(&inv, s->mr, &s->inv_cqe);
+		inv.send_flags = IB_SEND_SIGNALED;
+		s->pending |= KRT_P_INV;
+		s->inv_left = false;	/* its entry is used now */
+		ret = krt_q_post_send(q, &inv);
+		if (ret) {
+			spin_unlock_bh(&q->lock);
+			krt_q_reset(q, "cannot post a work request");
+			return;
+		}
+	}
+	spin_unlock_bh(&q->lock);
+	if (late)
+		atomic64_inc(&krt_dp_stats.late_replies);
+
+	/*
+	 * ORDER: re-post and count the buffer before the slot is freed, so
+	 * the request that takes the slot next carries its credit; else the
+	 * server can end up a credit short for the last reply of a burst.
+	 */
+	if (krt_q_post_recv(q, rb)) {
+		krt_q_reset(q, "cannot post a receive");
+		return;
+	}
+	spin_lock_bh(&q->lock);
+	q->grant++;
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+}
+
+/**
+ * krt_queue_submit() - post a request or queue it
+ * @q: the queue of an active outbound connection
+ * @req: checked by krt_submit(); holds a connection reference
+ *
+ * The buffer is DMA-mapped when a slot takes the request, into the
+ * slot's preallocated scatterlist: nothing is allocated here.
+ *
+ * Return: 0 (the request completes through @req->done), -ESHUTDOWN when
+ * the queue stopped taking requests, -EMSGSIZE when the buffer is over
+ * the negotiated max IO size, -EAGAIN when (NOWAIT) it is full, -EBUSY
+ * when too many requests wait, -EIO when the buffer cannot be DMA-mapped
+ * or registered.  On error the request is not queued.
+ */
+int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
+{
+	LIST_HEAD(done);
+	int ret = 0;
+	u32 n;
+
+	spin_lock_bh(&q->lock);
+	if (!q->ready) {
+		ret = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	if (req->dir != KRT_DATA_NONE &&
+	    (req->data_len > q->max_io || req->nr_bvec > q->mr_pages)) {
+		ret = -EMSGSIZE;
+		goto out_unlock;
+	}
+	n = atomic_inc_return(&q->inflight);
+	krt_hwm_raise(&q->conn->st.inflight_hwm, n);
+	krt_hwm_raise(&q->conn->peer->st.inflight_hwm, n);
+	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
+		ret = krt_q_post_req_locked(q, req);
+		if (ret == -ECONNRESET) {
+			ret = 0;	/* krt_queue_destroy() completes it */
+			krt_q_reset_locked(q, "cannot post a work request");
+		}
+		if (ret)
+			goto out_undo;
+		goto out_unlock;
+	}
+	if (req->flags & KRT_REQ_NOWAIT) {
+		ret = -EAGAIN;
+		goto out_undo;
+	}
+	if (q->nr_waiting >= READ_ONCE(krt_backlog)) {
+		atomic64_inc(&krt_dp_stats.backlog_full);
+		krt_stat_inc(q->conn, KRT_A_STAT_BACKLOG_FULL);
+		ret = -EBUSY;
+		goto out_undo;
+	}
+	q->stats.waits++;
+	q->nr_waiting++;
+	list_add_tail(&req->krt_entry, &q->waiting);
+	goto out_unlock;
+
+out_undo:
+	atomic_dec(&q->inflight);
+out_unlock:
+	spin_unlock_bh(&q->lock);
+	return ret;
+}
+
+/**
+ * krt_queue_inflight() - requests submitted and not completed
+ * @q: the queue, or NULL
+ *
+ * Return: the count.
+ */
+u32 krt_queue_inflight(struct krt_queue *q)
+{
+	return q ? atomic_read(&q->inflight) : 0;
+}
+
+/*
+ * The requests of a failed queue: the heartbeat ends, the others go back
+ * to their peer to be re-sent or failed.  Without q->lock.
+ */
+void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
+{
+	struct krt_req *req, *tmp;
+
+	list_for_each_entry_safe(req, tmp, done, krt_entry) {
+		list_del_init(&req->krt_entry);
+		req->krt_conn = NULL;
+		if (req != &q->hb_req) {
+			atomic_dec(&q->inflight);
+			if (!req->status) {	/* answered: only its MR was left */
+				krt_req_finish_on(req, 0, q->conn);
+			} else {
+				req->krt_from = q->conn->index;	/* krt_req_resend */
+				krt_peer_resend(req->krt_peer, req, req->status);
+			}
+		}
+		krt_conn_put(q->conn);		/* the request's */
+	}
+}
+
+/*
+ * Post the requests that wait for room, in order, while the queue takes
+ * requests.  Caller holds q->lock; requests that cannot be posted are put
+ * on @done with their status.
+ */
+void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done)
+{
+	struct krt_req *req;
+	int ret;
+
+	while (!list_empty(&q->waiting) && q->ready) {
+		req = list_first_entry(&q->waiting, struct krt_req, krt_entry);
+		if (!krt_q_room_for_req(q, req))
+			break;
+		list_del_init(&req->krt_entry);
+		q->nr_waiting--;
+		ret = krt_q_post_req_locked(q, req);
+		if (ret == -ECONNRESET) {
+			krt_q_reset_locked(q, "cannot post a work request");
+			return;
+		}
+		if (ret) {
+			req->status = ret;
+			list_add_tail(&req->krt_entry, done);
+		}
+	}
+}

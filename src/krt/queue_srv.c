@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt: the server side of a connection's data path - server requests,
+ * their services, data transfers with and without an MR, replies.  See
+ * queue.c for the whole.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+#include "queue.h"
+#include "trace.h"
+
+/* Check every inline SEND's address (on in debug builds). */
+static bool krt_srv_direct = true;
+module_param_named(srv_direct, krt_srv_direct, bool, 0644);
+MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs without an MR (default: Y; N: REG_MR and LOCAL_INV for each)");
+
+/* The server's buffer moves the other way from the client's. */
+enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir)
+{
+	return dir == KRT_DATA_READ ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+/* ---- server side ---- */
+
+static void krt_sreq_put_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	r->state = KRT_SREQ_FREE;
+	list_add_tail(&r->entry, &q->sfree);
+}
+
+static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
+			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes);
+
+/*
+ * The service is done with @r: let it go, and give it to a request that
+ * waits for one.  Outside q->lock.
+ */
+void krt_sreq_release(struct krt_sreq *r)
+{
+	struct krt_queue *q = r->q;
+	struct krt_conn *conn = q->conn;
+	struct krt_service *svc;
+	struct krt_rbuf *rb = NULL;
+
+	spin_lock_bh(&q->lock);
+	/*
+	 * Cleared before @r is free again: once on sfree, a receive may
+	 * take it (on this CPU as soon as bottom halves are enabled) and set
+	 * its own service.
+	 */
+	svc = r->svc;
+	r->svc = NULL;
+	if (!q->dead && !list_empty(&q->deferred)) {
+		rb = list_first_entry(&q->deferred, struct krt_rbuf, entry);
+		list_del_init(&rb->entry);
+	} else {
+		krt_sreq_put_locked(q, r);
+	}
+	spin_unlock_bh(&q->lock);
+	if (svc)
+		krt_service_put(svc);
+	if (rb)
+		krt_q_serve(q, r, rb, rb->va, rb->bytes);
+	krt_conn_put(conn);		/* the server request's */
+}
+
+static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	struct ib_send_wr wr;
+	struct ib_sge sge;
+	u32 len = sizeof(struct krt_msg_hdr) + r->rep_len;
+	int ret;
+
+	krt_q_fill_hdr(q, r->va, KRT_OP_REP, 0, len, r->pub.service, r->tag,
+		       r->status, r->pub.req_id);
+	ib_dma_sync_single_for_device(q->ibdev, r->dma, len, DMA_TO_DEVICE);
+	krt_send_wr(&wr, &sge, &r->send_cqe, r->va, r->dma, len, q->lkey,
+		    len <= q->max_inline);
+	if (r->inv && q->send_inv) {
+		wr.opcode = IB_WR_SEND_WITH_INV;
+		wr.ex.invalidate_rkey = r->rkey;
+	}
+	q->credits--;
+	q->sq_avail -= KRT_WR_REP;
+	if (r->pub.service != KRT_SERVICE_HB)
+		q->stats.srv_reps++;
+	r->state = KRT_SREQ_REPLY;
+	ret = krt_q_post_send(q, &wr);
+	if (!ret && r->pub.service != KRT_SERVICE_HB) {
+		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_OUT, r->rep_len);
+		krt_stats_lat(q->conn, q->conn->peer, KRT_HIST_SVC,
+			      krt_ns_since(r->t_recv));
+	}
+	return ret;
+}
+
+void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, send_cqe);
+	struct krt_queue *q = r->q;
+	LIST_HEAD(done);
+
+	krt_q_wc_failed(q, wc, "reply SEND");
+	spin_lock_bh(&q->lock);
+	q->sq_avail += KRT_WR_REP;
+	krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+	krt_sreq_release(r);
+}
+
+void krt_sreq_data_err(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, data_cqe);
+
+	/* REG_MR or RDMA READ/WRITE: unsignalled, so errors only */
+	if (krt_q_wc_failed(r->q, wc, "RDMA transfer"))
+		r->data_status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+}
+
+void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, inv_cqe);
+	struct krt_queue *q = r->q;
+	LIST_HEAD(done);
+	int status = r->data_status;
+
+	if (krt_q_wc_failed(q, wc, r->mr ? "LOCAL_INV" : "RDMA transfer") && !status)
+		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+	spin_lock_bh(&q->lock);
+	q->sq_avail += KRT_WR_DATA;
+	/* a failed LOCAL_INV leaves the MR to krt_queue_destroy() */
+	if (r->mr && wc->status == IB_WC_SUCCESS) {
+		krt_q_mr_put(q, r->mr);
+		r->mr = NULL;
+	}
+	r->state = KRT_SREQ_SERVICE;
+	krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
+	r->sgl = NULL;
+	r->data_done(&r->pub, status);
+}
+
+/*
+ * Build a server request's transfer without an MR: RDMA READ/WRITE WRs
+ * of the mapped entries, naming them by DMA address and the local DMA
+ * lkey, the last one signalled.  krt_srv_data() checked that they fit in
+ * KRT_WR_DATA WRs.  Return: the first WR.
+ */
+static struct ib_send_wr *krt_sreq_build_direct(struct krt_queue *q, struct krt_sreq *r)
+{
+	bool write = r->pub.dir == KRT_DATA_READ;	/* the client reads */
+	u32 per = write ? q->srv_sge : q->srv_sge_rd;
+	struct ib_rdma_wr *w = r->rwr;
+	struct ib_sge *sge = r->sge;
+	u64 raddr = r->raddr;
+	struct scatterlist *sg;
+	u32 n = 0;
+	int i;
+
+	for_each_sg(r->sgl, sg, r->nents, i) {
+		if (n == per) {
+			w->wr.next = &w[1].wr;
+			w++;
+			n = 0;
+		}
+		if (!n) {
+			memset(w, 0, sizeof(*w));
+			w->wr.opcode = write ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
+			w->wr.wr_cqe = &r->data_cqe;
+			w->wr.sg_list = sge;
+			w->remote_addr = raddr;
+			w->rkey = r->rkey;
+		}
+		sge->addr = sg_dma_address(sg);
+		sge->length = sg_dma_len(sg);
+		sge->lkey = q->lkey;
+		raddr += sge->length;
+		sge++;
+		w->wr.num_sge = ++n;
+	}
+	w->wr.next = NULL;
+	w->wr.wr_cqe = &r->inv_cqe;
+	w->wr.send_flags = IB_SEND_SIGNALED;
+	return &r->rwr[0].wr;
+}
+
+/*
+ * Post a server request's transfer: without an MR (krt_sreq_build_direct())
+ * or the REG_MR built by krt_srv_data(), the RDMA READ/WRITE and a fenced
+ * LOCAL_INV.  Return: 0, or ib_post_send()'s error (nothing posted: the
+ * caller resets the connection).
+ */
+static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	struct ib_rdma_wr rdma = {};
+	struct ib_send_wr inv, *first;
+	struct ib_sge sge;
+	int ret;
+
+	if (!r->mr) {
+		first = krt_sreq_build_direct(q, r);
+		q->stats.srv_direct++;
+	} else {
+		r->reg.wr.wr_cqe = &r->data_cqe;
+		r->reg.wr.next = &rdma.wr;
+		sge.addr = r->mr->iova;
+		sge.length = r->pub.data_len;
+		sge.lkey = r->mr->lkey;
+		rdma.wr.opcode = r->pub.dir == KRT_DATA_READ ?
+				 IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
+		rdma.wr.wr_cqe = &r->data_cqe;
+		rdma.wr.sg_list = &sge;
+		rdma.wr.num_sge = 1;
+		rdma.wr.next = &inv;
+		rdma.remote_addr = r->raddr;
+		rdma.rkey = r->rkey;
+		krt_frwr_inv(&inv, r->mr, &r->inv_cqe);
+		/* ORDER: the fence makes the LOCAL_INV wait for the READ's data */
+		inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
+		first = &r->reg.wr;
+		q->stats.srv_mr++;
+	}
+	q->sq_avail -= KRT_WR_DATA;
+	r->state = KRT_SREQ_DATA;
+	r->data_status = 0;
+	ret = krt_q_post_send(q, first);
+	if (!ret)
+		krt_stat_add(q->conn, r->pub.dir == KRT_DATA_READ ?
+			     KRT_A_STAT_SRV_DATA_BYTES_READ :
+			     KRT_A_STAT_SRV_DATA_BYTES_WRITTEN, r->pub.data_len);
+	return ret;
+}
+
+/*
+ * A request arrived.  A server request is free unless replies whose SEND
+ * completion is not yet polled still hold theirs (the client may already
+ * have reused its slot): then the buffer waits, not re-posted, so its
+ * credit stays taken, until krt_sreq_release() frees one.
+ */
+void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
+		    const struct krt_msg_hdr *h, u32 bytes)
+{
+	struct krt_sreq *r = NULL;
+
+	rb->t_recv = local_clock();	/* service time includes waiting here */
+	spin_lock_bh(&q->lock);
+	if (list_empty(&q->deferred))
+		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
+	if (r) {
+		list_del_init(&r->entry);
+	} else {
+		rb->bytes = bytes;
+		list_add_tail(&rb->entry, &q->deferred);
+		q->stats.deferred++;
+		krt_stat_inc(q->conn, KRT_A_STAT_SRV_DEFERRED);
+	}
+	spin_unlock_bh(&q->lock);
+	if (r)
+		krt_q_serve(q, r, rb, h, bytes);
+}
+
+/* Copy a request into @r, re-post its buffer, hand it to its service. */
+static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
+			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes)
+{
+	u16 flags = be16_to_cpu(h->flags);
+	struct krt_service *svc;
+
+	r->tag = be32_to_cpu(h->tag);
+	r->pub.service = be16_to_cpu(h->service);
+	r->pub.node_id = q->conn->peer->node_id;
+	r->pub.req_id = be64_to_cpu(h->req_id);
+	r->pub.resent = flags & KRT_MF_RESENT;
+	r->pub.msg_len = bytes - sizeof(*h);
+	memcpy(r->msg, (const void *)(h + 1), r->pub.msg_len);
+	r->pub.msg = r->msg;
+	r->pub.dir = flags & KRT_MF_READ ? KRT_DATA_READ :
+		     flags & KRT_MF_WRITE ? KRT_DATA_WRITE : KRT_DATA_NONE;
+	r->pub.data_len = be32_to_cpu(h->data_len);
+	r->pub.priv = NULL;
+	r->raddr = be64_to_cpu(h->addr);
+	r->rkey = be32_to_cpu(h->rkey);
+	r->inv = flags & KRT_MF_INV;
+	r->state = KRT_SREQ_SERVICE;
+	r->mr = NULL;
+	r->sgl = NULL;
+	r->t_recv = rb->t_recv;
+	kref_get(&q->conn->ref);	/* the server request's */
+	if (r->pub.service != KRT_SERVICE_HB) {
+		krt_stat_inc(q->conn, r->pub.dir == KRT_DATA_READ ? KRT_A_STAT_SRV_REQS_READ :
+			     r->pub.dir == KRT_DATA_WRITE ? KRT_A_STAT_SRV_REQS_WRITE :
+			     KRT_A_STAT_SRV_REQS_SEND);
+		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_IN, r->pub.msg_len);
+	}
+
+	/* ORDER: copied out, so the buffer may take the next message */
+	if (krt_q_post_recv(q, rb)) {
+		krt_q_reset(q, "cannot post a receive");
+	} else {
+		spin_lock_bh(&q->lock);
+		q->grant++;
+		if (r->pub.service != KRT_SERVICE_HB)
+			q->stats.srv_reqs++;
+		spin_unlock_bh(&q->lock);
+	}
+
+	if (r->pub.service == KRT_SERVICE_HB) {
+		krt_srv_reply(&r->pub, 0, NULL, 0);
+		return;
+	}
+	svc = krt_service_get(r->pub.service);
+	if (!svc) {
+		krt_srv_reply(&r->pub, -EPROTONOSUPPORT, NULL, 0);
+		return;
+	}
+	r->svc = svc;
+	svc->request(svc, &r->pub);
+}
+
+/*
+ * Whether a server transfer of @nents mapped entries goes without an MR:
+ * it fits in KRT_WR_DATA RDMA WRs and, for an RDMA READ (a client write),
+ * the device can read into unregistered memory efficiently.
+ */
+static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
+{
+	u32 per = dir == KRT_DATA_READ ? q->srv_sge : q->srv_sge_rd;
+
+	if (!per || !READ_ONCE(krt_srv_direct))
+		return false;
+	return nents <= per * KRT_WR_DATA;
+}
+
+/**
+ * krt_srv_data() - move a request's data between the client and the server
+ * @sreq: the request, with the service
+ * @bvec: the server's buffer: exactly @sreq->data_len bytes
+ * @nr_bvec: segments in @bvec
+ * @done: called once when the transfer ended (status 0 or -errno), in
+ *	softirq context or from a workqueue; the buffer is free again then
+ *
+ * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
+ * client's pages; for a client write it RDMA-READs the client's pages into
+ * the buffer.  At most one transfer per request, before krt_srv_reply().
+ * May be called from any context but hardirq or with interrupts disabled.
+ *
+ * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
+ * buffer with gaps or over the MR size, transfer already made),
+ * -ECONNRESET (connection gone), -EIO or -EBUSY (the buffer could not be
+ * mapped or registered; the connection stays up).  Nothing is allocated:
+ * the scatterlist and the work requests are the server request's own.
+ */
+int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
+		 unsigned int nr_bvec,
+		 void (*done)(struct krt_srv_req *sreq, int status))
+{
+	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	struct krt_queue *q = r->q;
+	enum dma_data_direction dir;
+	struct scatterlist *sgl = r->sg;
+	u32 len, pages;
+	int ret;
+
+	if (sreq->dir == KRT_DATA_NONE)
+		return -EINVAL;
+	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
+	if (ret || len != sreq->data_len || pages > q->mr_pages)
+		return -EINVAL;
+	dir = krt_sreq_dma_dir(sreq->dir);
+	if (krt_fault_register())
+		return -ENOMEM;
+
+	spin_lock_bh(&q->lock);
+	/* under the lock: a racing krt_srv_reply() may have claimed it */
+	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
+		spin_unlock_bh(&q->lock);
+		return -EINVAL;
+	}
+	if (q->dead) {
+		spin_unlock_bh(&q->lock);
+		return -ECONNRESET;
+	}
+	/* ORDER: under the lock of a live queue: the device is there */
+	krt_frwr_sg_fill(sgl, bvec, nr_bvec);
+	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
+	if (ret < 0) {
+		krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+		trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
+		spin_unlock_bh(&q->lock);
+		return ret;
+	}
+	r->nents = ret;
+	r->mr = NULL;
+	if (!krt_sreq_direct(q, sreq->dir, r->nents)) {
+		/*
+		 * Register now, so that a registration failure is the
+		 * caller's error, not a reason to reset the connection when
+		 * it is posted later.  A server request holds at most one of
+		 * depth MRs.
+		 */
+		r->mr = krt_q_mr_get(q);
+		ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
+					   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
+		if (ret) {
+			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+			trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
+			if (r->mr)
+				krt_q_mr_put(q, r->mr);
+			r->mr = NULL;
+			ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
+			spin_unlock_bh(&q->lock);
+			return ret;
+		}
+	}
+	r->sgl = sgl;
+	r->nr_bvec = nr_bvec;
+	r->data_done = done;
+	ret = 0;
+	if (q->sq_avail >= KRT_WR_DATA && list_empty(&q->swait)) {
+		if (krt_sreq_post_data_locked(q, r)) {
+			/* krt_queue_destroy() calls @done */
+			r->state = KRT_SREQ_DATA_WAIT;
+			list_add_tail(&r->entry, &q->swait);
+			krt_q_reset_locked(q, "cannot post a work request");
+		}
+	} else {
+		q->stats.sq_waits++;
+		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
+		trace_krt_sq_wait(q->conn, sreq->req_id, q->credits, q->sq_avail, 0);
+		r->state = KRT_SREQ_DATA_WAIT;
+		r->wait_start = jiffies;
+		list_add_tail(&r->entry, &q->swait);
+	}
+	spin_unlock_bh(&q->lock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(krt_srv_data);
+
+/**
+ * krt_srv_reply() - answer a request; the service is done with it
+ * @sreq: the request
+ * @status: 0 or -errno, delivered as the client's @rsp_status
+ * @msg: reply message, or NULL
+ * @len: its length; over %KRT_MAX_MSG answers -EMSGSIZE without message
+ *
+ * Exactly once per request, after any krt_srv_data() completed.  If the
+ * connection is gone the answer is dropped.  May be called from any
+ * context but hard interrupts or with interrupts disabled (it takes a
+ * bottom-half lock).  A second reply while krt still holds the request is
+ * refused (WARN once, counted as ``api_misuse``); once a reply went, @sreq
+ * may serve another request at once, so a reply through a stale pointer
+ * is a use after free that krt cannot tell from a first reply.
+ */
+void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
+{
+	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	struct krt_queue *q = r->q;
+
+	if (len > KRT_MAX_MSG) {
+		status = -EMSGSIZE;
+		len = 0;
+	}
+	spin_lock_bh(&q->lock);
+	/*
+	 * A second reply, or one during a transfer: refused, not sent.  Checked
+	 * and left under q->lock, so that of two racing replies one goes.
+	 */
+	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
+		spin_unlock_bh(&q->lock);
+		WARN_ONCE(1, "krt: reply to a request not with its service\n");
+		atomic64_inc(&krt_dp_stats.api_misuse);
+		return;
+	}
+	if (msg && len)
+		memcpy(r->va + sizeof(struct krt_msg_hdr), msg, len);
+	r->rep_len = msg ? len : 0;
+	r->status = status;
+	if (q->dead) {
+		/* no longer with the service: a racing second reply is refused */
+		r->state = KRT_SREQ_REPLY_WAIT;
+		spin_unlock_bh(&q->lock);
+		krt_sreq_release(r);
+		return;
+	}
+	if (q->credits && q->sq_avail >= KRT_WR_REP && list_empty(&q->swait)) {
+		if (krt_sreq_post_reply_locked(q, r)) {
+			/* krt_queue_destroy() releases it */
+			r->state = KRT_SREQ_REPLY_WAIT;
+			list_add_tail(&r->entry, &q->swait);
+			krt_q_reset_locked(q, "cannot post a work request");
+		}
+	} else {
+		q->stats.credit_waits += !q->credits;
+		if (!q->credits) {
+			krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
+			trace_krt_credit_wait(q->conn, sreq->req_id, 0, q->sq_avail, 0);
+		}
+		r->state = KRT_SREQ_REPLY_WAIT;
+		r->wait_start = jiffies;
+		list_add_tail(&r->entry, &q->swait);
+	}
+	spin_unlock_bh(&q->lock);
+}
+EXPORT_SYMBOL_GPL(krt_srv_reply);
+/*
+ * Post the server requests that wait for SQ room or a credit, in order.
+ * Caller holds q->lock.  Return: false when the connection was reset.
+ */
+bool krt_q_kick_srv_locked(struct krt_queue *q)
+{
+	struct krt_sreq *r, *rt;
+	int ret;
+
+	list_for_each_entry_safe(r, rt, &q->swait, entry) {
+		u8 state = r->state;
+
+		if (state == KRT_SREQ_DATA_WAIT) {
+			if (q->sq_avail < KRT_WR_DATA)
+				break;
+			list_del_init(&r->entry);
+			ret = krt_sreq_post_data_locked(q, r);
+		} else {
+			if (!q->credits || q->sq_avail < KRT_WR_REP)
+				break;
+			list_del_init(&r->entry);
+			ret = krt_sreq_post_reply_locked(q, r);
+		}
+		if (ret) {
+			/* krt_queue_destroy() hands it back */
+			r->state = state;
+			list_add(&r->entry, &q->swait);
+			krt_q_reset_locked(q, "cannot post a work request");
+			return false;
+		}
+	}
+	return true;
+}
