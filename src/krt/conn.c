@@ -216,6 +216,16 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = dev->caps.max_inline;
 	ret = krt_fault_connect() ? -ENOMEM : rdma_create_qp(id, pd, &attr);
+	if (ret && attr.cap.max_send_sge > 1) {
+		/*
+		 * a provider that refuses more entries with the probed inline
+		 * size: one entry per WR, so server transfers of up to 3
+		 * entries go without an MR, larger ones through one
+		 */
+		attr.cap.max_send_sge = 1;
+		attr.cap.max_inline_data = dev->caps.max_inline;
+		ret = rdma_create_qp(id, pd, &attr);
+	}
 	if (ret)
 		goto err_cq;
 	q = krt_queue_create(conn, id, dev, attr.cap.max_inline_data);

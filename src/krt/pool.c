@@ -22,8 +22,9 @@
  * Each connection is charged, before anything is allocated, an estimate
  * of what it holds: receive ring, request or reply buffers, scatterlists,
  * MRs and work queue entries (krt_conn_mem()).  The charges of all
- * connections stay within ``mem_budget_mb`` (default: a quarter of RAM),
- * inbound ones within half of it, a peer's within ``peer_mem_mb``
+ * connections and peers' statistics stay within ``mem_budget_mb``
+ * (default: a quarter of RAM), inbound connections and the statistics of
+ * the peers remotes made within half of it, a peer's within ``peer_mem_mb``
  * (default: a quarter of the budget).  What does not fit is refused: an
  * extack error for ``peer add`` and ``peer set``, reject reason
  * "resources" for an inbound connection.  A charge is returned when the
@@ -200,8 +201,8 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 {
 	u64 pages = DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1;
 	u64 per = KRT_MSG_BUF + (inbound ? 2 : 1) * KRT_MSG_BUF +
-		  /* preallocated sg, as the slab rounds it */
-		  kmalloc_size_roundup(pages * sizeof(struct scatterlist)) +
+		  /* preallocated sg, one array for all */
+		  pages * sizeof(struct scatterlist) +
 		  pages * sizeof(u64) + 512 +		/* MR page list, MR */
 		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
 		  512 +					/* slot or server request */
@@ -295,6 +296,8 @@ static void krt_peer_free(struct kref *ref)
 	struct krt_peer *peer = container_of(ref, struct krt_peer, ref);
 
 	atomic64_sub(peer->stats_mem, &krt_mem_all);
+	if (peer->inbound)
+		atomic64_sub(peer->stats_mem, &krt_mem_in);
 	krt_stats_free(&peer->st);
 	free_percpu(peer->dp_cursor);
 	kfree(peer);
@@ -1065,6 +1068,8 @@ struct krt_peer *krt_pool_inbound_peer(u64 node_id, u16 pool_id, u32 nr_conns,
 	if (!peer)
 		return NULL;
 	peer->inbound = true;
+	/* a remote made it: its statistics count in the inbound share too */
+	atomic64_add(peer->stats_mem, &krt_mem_in);
 	peer->node_id = node_id;
 	peer->pool_id = pool_id;
 	peer->down_since = 0;

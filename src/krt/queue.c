@@ -632,6 +632,14 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		if (!q->rbufs[i].va)
 			return -ENOMEM;
 	}
+	/*
+	 * One array for every slot's or server request's scatterlist: as
+	 * many kmallocs would each round mr_pages entries (8 KiB and a
+	 * little with 1 MiB max_io) up to 16 KiB
+	 */
+	q->sgs = kvcalloc(array_size(q->depth, q->mr_pages), sizeof(*q->sgs), GFP_KERNEL);
+	if (!q->sgs)
+		return -ENOMEM;
 	if (!q->server) {
 		q->slots = kcalloc(q->depth, sizeof(*q->slots), GFP_KERNEL);
 		if (!q->slots)
@@ -646,8 +654,8 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 			s->reg_cqe.done = krt_slot_reg_done;
 			list_add_tail(&s->entry, &q->free_slots);
 			s->va = krt_q_buf(q, &s->dma, DMA_TO_DEVICE);
-			s->sg = kcalloc(q->mr_pages, sizeof(*s->sg), GFP_KERNEL);
-			if (!s->va || !s->sg)
+			s->sg = &q->sgs[i * q->mr_pages];
+			if (!s->va)
 				return -ENOMEM;
 		}
 		return 0;
@@ -675,8 +683,8 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		r->send_cqe.done = krt_sreq_send_done;
 		list_add_tail(&r->entry, &q->sfree);
 		r->msg = kmalloc(KRT_MSG_BUF, GFP_KERNEL);
-		r->sg = kcalloc(q->mr_pages, sizeof(*r->sg), GFP_KERNEL);
-		if (!r->msg || !r->sg)
+		r->sg = &q->sgs[i * q->mr_pages];
+		if (!r->msg)
 			return -ENOMEM;
 		r->va = krt_q_buf(q, &r->dma, DMA_TO_DEVICE);
 		if (!r->va)
@@ -743,10 +751,9 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 		 */
 		q->srv_sge = min_t(u32, id->qp->max_write_sge, KRT_SRV_SGE);
 		q->srv_sge_rd = min_t(u32, id->qp->max_read_sge, q->srv_sge);
-		if (dev->ibdev->attrs.max_sgl_rd)
-			q->srv_sge_rd = min_t(u32, q->srv_sge_rd,
-					      dev->ibdev->attrs.max_sgl_rd / KRT_WR_DATA);
-		if (rdma_protocol_iwarp(dev->ibdev, id->port_num))
+		q->max_sgl_rd = dev->ibdev->attrs.max_sgl_rd;
+		q->iwarp = rdma_protocol_iwarp(dev->ibdev, id->port_num);
+		if (q->iwarp)
 			q->srv_sge_rd = 0;
 	}
 	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1);
@@ -969,18 +976,16 @@ void krt_queue_free(struct krt_queue *q)
 	WARN_ON_ONCE(!q->unmapped);
 	for (i = 0; q->rbufs && i < q->depth; i++)
 		kfree(q->rbufs[i].va);
-	for (i = 0; q->slots && i < q->depth; i++) {
+	for (i = 0; q->slots && i < q->depth; i++)
 		kfree(q->slots[i].va);
-		kfree(q->slots[i].sg);
-	}
 	for (i = 0; q->sreqs && i < q->depth; i++) {
 		kfree(q->sreqs[i].va);
 		kfree(q->sreqs[i].msg);
-		kfree(q->sreqs[i].sg);
 	}
 	kfree(q->rbufs);
 	kfree(q->slots);
 	kfree(q->sreqs);
+	kvfree(q->sgs);
 	kvfree(q->srv_wrs);
 	kvfree(q->srv_sges);
 	kfree(q);

@@ -148,6 +148,10 @@ struct krt_sreq {
  * @mrs_used: MRs taken from the QP's pool; q->lock
  * @srv_sge: server: entries per RDMA WRITE (the QP's max_write_sge)
  * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
+ * @max_sgl_rd: server: READs of more entries use an MR (0: no limit)
+ * @iwarp: server: the sink of an RDMA READ must be registered, remote write
+ * @sgs: @depth x @mr_pages scatterlist entries, @mr_pages per slot or
+ *	server request
  * @srv_wrs: server: KRT_WR_DATA RDMA WRs per server request
  * @srv_sges: server: KRT_WR_DATA * @srv_sge entries per server request
  */
@@ -195,6 +199,9 @@ struct krt_queue {
 	u32			mrs_used;
 	u32			srv_sge;
 	u32			srv_sge_rd;
+	u32			max_sgl_rd;
+	bool			iwarp;
+	struct scatterlist	*sgs;
 	struct ib_rdma_wr	*srv_wrs;
 	struct ib_sge		*srv_sges;
 };

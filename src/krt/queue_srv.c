@@ -205,7 +205,6 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 
 	if (!r->mr) {
 		first = krt_sreq_build_direct(q, r);
-		q->stats.srv_direct++;
 	} else {
 		r->reg.wr.wr_cqe = &r->data_cqe;
 		r->reg.wr.next = &rdma.wr;
@@ -224,17 +223,21 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 		/* ORDER: the fence makes the LOCAL_INV wait for the READ's data */
 		inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
 		first = &r->reg.wr;
-		q->stats.srv_mr++;
 	}
 	q->sq_avail -= KRT_WR_DATA;
 	r->state = KRT_SREQ_DATA;
 	r->data_status = 0;
 	ret = krt_q_post_send(q, first);
-	if (!ret)
-		krt_stat_add(q->conn, r->pub.dir == KRT_DATA_READ ?
-			     KRT_A_STAT_SRV_DATA_BYTES_READ :
-			     KRT_A_STAT_SRV_DATA_BYTES_WRITTEN, r->pub.data_len);
-	return ret;
+	if (ret)
+		return ret;
+	if (r->mr)
+		q->stats.srv_mr++;
+	else
+		q->stats.srv_direct++;
+	krt_stat_add(q->conn, r->pub.dir == KRT_DATA_READ ?
+		     KRT_A_STAT_SRV_DATA_BYTES_READ :
+		     KRT_A_STAT_SRV_DATA_BYTES_WRITTEN, r->pub.data_len);
+	return 0;
 }
 
 /*
@@ -324,6 +327,17 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 }
 
 /*
+ * Access of a server MR: local write, and remote write for the sink of an
+ * RDMA READ on iWARP (a client write), as the RDMA core's R/W API does.
+ */
+static int krt_sreq_mr_access(const struct krt_queue *q, enum krt_data_dir dir)
+{
+	if (q->iwarp && dir == KRT_DATA_WRITE)
+		return IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	return IB_ACCESS_LOCAL_WRITE;
+}
+
+/*
  * Whether a server transfer of @nents mapped entries goes without an MR:
  * it fits in KRT_WR_DATA RDMA WRs and, for an RDMA READ (a client write),
  * the device can read into unregistered memory efficiently.
@@ -333,6 +347,9 @@ static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, in
 	u32 per = dir == KRT_DATA_READ ? q->srv_sge : q->srv_sge_rd;
 
 	if (!per || !READ_ONCE(krt_srv_direct))
+		return false;
+	/* as rdma_rw_io_needs_mr(): a READ of more than max_sgl_rd entries */
+	if (dir == KRT_DATA_WRITE && q->max_sgl_rd && nents > q->max_sgl_rd)
 		return false;
 	return nents <= per * KRT_WR_DATA;
 }
@@ -406,7 +423,7 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 */
 		r->mr = krt_q_mr_get(q);
 		ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
-					   IB_ACCESS_LOCAL_WRITE) : -EBUSY;
+					   krt_sreq_mr_access(q, sreq->dir)) : -EBUSY;
 		if (ret) {
 			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
 			trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
