@@ -79,11 +79,14 @@ local_invalidate() {
 	check_eq "$(sum_q dp remote_inv)" "$ri0" "remote invalidations while off"
 }
 
-# A server transfer of up to 3 x 16 entries names its pages without an MR
-# (one to three RDMA WRs); a larger one, or any with srv_direct=0, goes
-# through REG_MR, the transfer and LOCAL_INV.  Data is checked either way.
+# With srv_direct=1, a server transfer of up to 3 x 16 entries names its
+# pages without an MR (one to three RDMA WRs); a larger one, or any with
+# srv_direct=0 (the default), goes through REG_MR, the transfer and
+# LOCAL_INV.  Data is checked either way.
 srv_paths() {
 	local p=/sys/module/krt/parameters/srv_direct op d0 m0 w0 b0
+	check_eq "$(cat $p)" N "srv_direct default"
+	echo 1 > $p
 	d0=$(sum_all srv_direct)
 	m0=$(sum_all srv_mr)
 	for op in read write; do
@@ -105,7 +108,6 @@ srv_paths() {
 		run_ok x xfer dp op $op size 4096 count 10 depth 4
 		check_eq "$(j x ok)/$(j x mismatches)" "10/0" "$op 4K with srv_direct=0"
 	done
-	echo 1 > $p
 	check_eq "$(($(sum_all srv_direct) - d0))/$(($(sum_all srv_mr) - m0))" "0/20" \
 		"server transfers without/with MR while srv_direct=0"
 	w0=$(sum_all wrs)

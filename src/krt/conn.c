@@ -161,6 +161,7 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	struct krt_queue *q, *old;
 	struct ib_cq *cq;
 	struct ib_pd *pd;
+	bool injected;
 	int ret, vec;
 
 	dev = krt_dev_get_by_ibdev(id->device);
@@ -215,8 +216,9 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 		clamp_t(u32, dev->caps.max_send_sge, 1, KRT_SRV_SGE) : 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = dev->caps.max_inline;
-	ret = krt_fault_connect() ? -ENOMEM : rdma_create_qp(id, pd, &attr);
-	if (ret && attr.cap.max_send_sge > 1) {
+	injected = krt_fault_connect();
+	ret = injected ? -ENOMEM : rdma_create_qp(id, pd, &attr);
+	if (ret && !injected && attr.cap.max_send_sge > 1) {
 		/*
 		 * a provider that refuses more entries with the probed inline
 		 * size: one entry per WR, so server transfers of up to 3

@@ -633,11 +633,12 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 			return -ENOMEM;
 	}
 	/*
-	 * One array for every slot's or server request's scatterlist: as
-	 * many kmallocs would each round mr_pages entries (8 KiB and a
-	 * little with 1 MiB max_io) up to 16 KiB
+	 * One array for every slot's or server request's scatterlist, in
+	 * pages: kmallocs would each round mr_pages entries (8 KiB and a
+	 * little with 1 MiB max_io) up to 16 KiB, and one kmalloc of them
+	 * all (just over 1 MiB at depth 128) up to 2 MiB
 	 */
-	q->sgs = kvcalloc(array_size(q->depth, q->mr_pages), sizeof(*q->sgs), GFP_KERNEL);
+	q->sgs = vzalloc(array3_size(q->depth, q->mr_pages, sizeof(*q->sgs)));
 	if (!q->sgs)
 		return -ENOMEM;
 	if (!q->server) {
@@ -897,9 +898,10 @@ void krt_queue_destroy(struct krt_conn *conn)
 	/*
 	 * ORDER: submitters that found the connection on its peer's RCU list
 	 * before it left (krt_peer_dp_del()) are done with the queue; later
-	 * ones find it stopped
+	 * ones find it stopped.  A server queue is never on that list.
 	 */
-	synchronize_rcu();
+	if (!q->server)
+		synchronize_rcu();
 	del_timer_sync(&q->timer);
 	ib_drain_qp(q->qp);
 
@@ -961,19 +963,12 @@ void krt_queue_destroy(struct krt_conn *conn)
 		krt_conn_put(q->conn);		/* the reset's reference */
 }
 
-/**
- * krt_queue_free() - free a queue's memory
- * @q: the queue, destroyed (or never started), unpublished, and no server
- *	request with a service any more (each holds a connection
- *	reference); NULL is ignored
- */
-void krt_queue_free(struct krt_queue *q)
+/* krt_queue_free()'s work: everything a queue allocated, and itself */
+static void krt_q_free_work(struct work_struct *work)
 {
+	struct krt_queue *q = container_of(work, struct krt_queue, free_work);
 	u32 i;
 
-	if (!q)
-		return;
-	WARN_ON_ONCE(!q->unmapped);
 	for (i = 0; q->rbufs && i < q->depth; i++)
 		kfree(q->rbufs[i].va);
 	for (i = 0; q->slots && i < q->depth; i++)
@@ -989,6 +984,27 @@ void krt_queue_free(struct krt_queue *q)
 	kvfree(q->srv_wrs);
 	kvfree(q->srv_sges);
 	kfree(q);
+}
+
+/**
+ * krt_queue_free() - free a queue's memory
+ * @q: the queue, destroyed (or never started), unpublished, and no server
+ *	request with a service any more (each holds a connection
+ *	reference); NULL is ignored
+ */
+void krt_queue_free(struct krt_queue *q)
+{
+	if (!q)
+		return;
+	WARN_ON_ONCE(!q->unmapped);
+	/*
+	 * ORDER: a connection's last reference may go in any context (a
+	 * service's krt_srv_reply() under its spinlock, a submitter under
+	 * rcu_read_lock()), and vfree() may sleep: free in krt_wq, which the
+	 * module destroys (and so flushes) after every connection is gone
+	 */
+	INIT_WORK(&q->free_work, krt_q_free_work);
+	queue_work(krt_wq, &q->free_work);
 }
 
 /* the counters of struct krt_qstats, in the order debugfs shows them */

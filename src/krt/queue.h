@@ -136,6 +136,7 @@ struct krt_sreq {
  * @rbufs: @depth receive buffers
  * @timer: deadline checks
  * @reset_work: resets the connection from contexts that cannot
+ * @free_work: frees its memory (krt_queue_free())
  * @reset_reason: why; q->lock
  * @stats: counters; q->lock
  * @hb_slot: the client's heartbeat slot (not on @free_slots), or NULL
@@ -188,6 +189,7 @@ struct krt_queue {
 	struct krt_rbuf		*rbufs;
 	struct timer_list	timer;
 	struct work_struct	reset_work;
+	struct work_struct	free_work;
 	const char		*reset_reason;
 	struct krt_qstats	stats;
 	struct krt_slot		*hb_slot;

@@ -13,9 +13,9 @@
 #include "trace.h"
 
 /* Check every inline SEND's address (on in debug builds). */
-static bool krt_srv_direct = true;
+static bool krt_srv_direct;
 module_param_named(srv_direct, krt_srv_direct, bool, 0644);
-MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs without an MR (default: Y; N: REG_MR and LOCAL_INV for each)");
+MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs without an MR (default: N, REG_MR and LOCAL_INV for each; Y fails REG_MRs on rxe under load, see the docs)");
 
 /* The server's buffer moves the other way from the client's. */
 enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir)
