@@ -83,31 +83,32 @@ local_invalidate() {
 # pages without an MR (one to three RDMA WRs); a larger one, or any with
 # srv_direct=0 (the default), goes through REG_MR, the transfer and
 # LOCAL_INV.  Data is checked either way.
+# xfer_rw SIZE COUNT DEPTH WHAT: a verified read, then write, of COUNT
+# requests each, all answered without a mismatch
+xfer_rw() {
+	local op
+	for op in read write; do
+		run_ok x xfer dp op $op size "$1" count "$2" depth "$3"
+		check_eq "$(j x ok)/$(j x mismatches)" "$2/0" "$op $1 $4"
+	done
+}
+
 srv_paths() {
-	local p=/sys/module/krt/parameters/srv_direct op d0 m0 w0 b0
+	local p=/sys/module/krt/parameters/srv_direct d0 m0 w0 b0
 	check_eq "$(cat $p)" N "srv_direct default"
 	echo 1 > $p
 	d0=$(sum_all srv_direct)
 	m0=$(sum_all srv_mr)
-	for op in read write; do
-		# 65537 bytes at an odd offset: 18 entries, two WRs
-		run_ok x xfer dp op $op size 65537 count 10 depth 4
-		check_eq "$(j x ok)/$(j x mismatches)" "10/0" "$op 65537 without MR"
-	done
+	# 65537 bytes at an odd offset: 18 entries, two WRs
+	xfer_rw 65537 10 4 "without MR"
 	check_eq "$(($(sum_all srv_direct) - d0))/$(($(sum_all srv_mr) - m0))" "20/0" \
 		"server transfers without/with MR (64K+1)"
-	for op in read write; do
-		run_ok x xfer dp op $op size 1048576 count 3 depth 2
-		check_eq "$(j x ok)/$(j x mismatches)" "3/0" "$op 1M through an MR"
-	done
+	xfer_rw 1048576 3 2 "through an MR"
 	check_eq "$(($(sum_all srv_mr) - m0))" 6 "server transfers with MR (1M: 257 entries)"
 	d0=$(sum_all srv_direct)
 	m0=$(sum_all srv_mr)
 	echo 0 > $p
-	for op in read write; do
-		run_ok x xfer dp op $op size 4096 count 10 depth 4
-		check_eq "$(j x ok)/$(j x mismatches)" "10/0" "$op 4K with srv_direct=0"
-	done
+	xfer_rw 4096 10 4 "with srv_direct=0"
 	check_eq "$(($(sum_all srv_direct) - d0))/$(($(sum_all srv_mr) - m0))" "0/20" \
 		"server transfers without/with MR while srv_direct=0"
 	w0=$(sum_all wrs)

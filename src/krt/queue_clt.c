@@ -64,11 +64,6 @@ void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
 		list_add_tail(&s->entry, &q->free_slots);
 }
 
-/*
- * A slot has nothing pending: give its MR back, free it and queue its
- * request for completion (not for a zombie: its request completed on
- * timeout).  Caller holds q->lock.
- */
 /* Unmap a slot's buffer (the MR is invalid or destroyed).  q->lock held. */
 void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s)
 {
@@ -78,6 +73,11 @@ void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s)
 	s->nr_sg = 0;
 }
 
+/*
+ * A slot has nothing pending: give its MR back, free it and queue its
+ * request for completion (not for a zombie: its request completed on
+ * timeout).  Caller holds q->lock.
+ */
 static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
 				   struct list_head *done)
 {
