@@ -66,10 +66,67 @@ krtctl_errors() {
 	check_eq "$(dev_field krt_nl0 enabled)" true "enabled after bad commands"
 }
 
-ktap_plan 5
+# Dumps across list changes: krt flags a dump part that follows a change
+# NLM_F_DUMP_INTR; krtctl drops such a pass and dumps again, so what it
+# prints is one consistent list.  4 peers x 8 connections (no listener;
+# one attempt each, the next a minute away).  fault/dump_intr N makes the
+# next N dump parts after a first one find the lists changed.
+dump_churn() {
+	local a i n good=0 out=$TMPD/dump fi=$KRT_DBG/fault/dump_intr
+	local slow=(reconnect_ms 60000 reconnect_max_ms 60000)
+	a=$(ip -4 -o addr show dev "$(awk '$1 == "krt_nl0" { print $2 }' "$TMPD/rxe")" |
+	    awk '{ sub("/.*", "", $4); print $4 }')
+	for i in $(seq 4); do
+		"$KRTCTL" peer add "d$i" addr "$a" port 4799 conns 8 depth 2 "${slow[@]}" ||
+			{ fail "peer add d$i"; return 1; }
+	done
+	# every pass flagged: one try fails, so do five, each saying why
+	echo 1 > "$fi"
+	KRTCTL_DUMP_TRIES=1 "$KRTCTL" -j conn show > "$out" 2> "$out.err"
+	check_eq $? 1 "exit status of a single flagged pass"
+	grep -q "lists changed during each of 1 dumps" "$out.err" || fail "message: $(cat "$out.err")"
+	check_eq "$(cat "$fi")" 0 "flagged parts left"
+	check_eq "$(jq length "$out")" 0 "entries printed of a flagged pass"
+	echo 100 > "$fi"
+	"$KRTCTL" -j peer show > "$out" 2> "$out.err"
+	check_eq $? 1 "exit status with every pass flagged"
+	grep -q "lists changed during each of 5 dumps" "$out.err" || fail "message: $(cat "$out.err")"
+	echo 0 > "$fi"
+	# one pass flagged, the next clean: printed once, whole
+	echo 1 > "$fi"
+	"$KRTCTL" -j conn show > "$out" 2> "$out.err" || fail "conn show after one flagged pass: $(cat "$out.err")"
+	check_eq "$(jq -r '([.[] | select(.peer | test("^d[0-9]$"))] | length | tostring) + "/" +
+		([.[] | "\(.peer)/\(.index)"] | (length - (unique | length)) | tostring)' "$out")" \
+		32/0 "connections/entries twice after a flagged pass"
+	check_eq "$(cat "$fi")" 0 "flagged parts left"
+	# real churn: a ninth peer added and deleted in a loop while dumping
+	( while :; do
+		"$KRTCTL" peer add churn addr "$a" port 4799 conns 4 depth 2 "${slow[@]}" 2> /dev/null
+		"$KRTCTL" peer del churn 2> /dev/null
+	done ) &
+	KRT_BG_PIDS="${KRT_BG_PIDS:-} $!"
+	for ((n = 0; n < 10; n++)); do
+		"$KRTCTL" -j conn show > "$out" 2> "$out.err" ||
+			{ fail "conn show: $(cat "$out.err")"; continue; }
+		check_eq "$(jq -r '([.[] | select(.peer | test("^d[0-9]$"))] | length | tostring) + "/" +
+			([.[] | "\(.peer)/\(.index)"] | (length - (unique | length)) | tostring)' "$out")" \
+			32/0 "d1..d4 connections/entries twice in dump $n" || break
+		good=$((good + 1))
+	done
+	diag "$good of 10 dumps during churn complete"
+	kill $KRT_BG_PIDS 2> /dev/null
+	wait 2> /dev/null
+	"$KRTCTL" peer del churn 2> /dev/null
+	for i in $(seq 4); do
+		"$KRTCTL" peer del "d$i" || fail "peer del d$i"
+	done
+}
+
+ktap_plan 6
 run_case setup setup
 run_case malformed_requests_rejected malformed
 run_case eperm_without_cap_net_admin no_cap_net_admin
 run_case eperm_as_unprivileged_user unprivileged_user
 run_case krtctl_reports_errors krtctl_errors
+run_case dump_during_churn_consistent dump_churn
 ktap_finish

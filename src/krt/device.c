@@ -30,6 +30,12 @@
 /* Protects krt_dev_list and the mutable fields of every krt_device. */
 DEFINE_MUTEX(krt_dev_lock);
 LIST_HEAD(krt_dev_list);
+/*
+ * Protects every krt_device's name against a rename, for readers that
+ * hold krt_pool_lock rather than krt_dev_lock (a connection's device in
+ * a dump); innermost, a rename takes it inside krt_dev_lock.
+ */
+static DEFINE_SPINLOCK(krt_dev_name_lock);
 
 bool krt_autoenable = true;
 module_param_named(autoenable, krt_autoenable, bool, 0644);
@@ -109,6 +115,21 @@ enum krt_dev_state krt_dev_state(const struct krt_device *dev)
 	if (dev->unusable)
 		return KRT_DEV_STATE_UNUSABLE;
 	return dev->enabled ? KRT_DEV_STATE_USABLE : KRT_DEV_STATE_DISABLED;
+}
+
+/**
+ * krt_dev_copy_name() - a device's name, whole even during a rename
+ * @dev: the device (a reference or a lock keeps it alive)
+ * @buf: KRT_DEV_NAME_MAX bytes
+ *
+ * For readers that do not hold krt_dev_lock, under which a rename
+ * rewrites the name in place.
+ */
+void krt_dev_copy_name(const struct krt_device *dev, char *buf)
+{
+	spin_lock(&krt_dev_name_lock);
+	strscpy(buf, dev->name, KRT_DEV_NAME_MAX);
+	spin_unlock(&krt_dev_name_lock);
 }
 
 /**
@@ -327,7 +348,9 @@ static void krt_ib_rename(struct ib_device *ibdev, void *client_data)
 
 	mutex_lock(&krt_dev_lock);
 	strscpy(old, dev->name, sizeof(old));
+	spin_lock(&krt_dev_name_lock);
 	strscpy(dev->name, dev_name(&ibdev->dev), sizeof(dev->name));
+	spin_unlock(&krt_dev_name_lock);
 	mutex_unlock(&krt_dev_lock);
 
 	krt_debugfs_dev_rename(dev, old);

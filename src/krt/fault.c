@@ -21,7 +21,9 @@
  * answer lost), ``silent`` (drop
  * every received message), ``reconnect`` (fail the next N reconnect
  * attempts), ``hold_replies`` (the test service holds its replies),
- * ``qp_fatal`` (a fatal QP event on one connection).
+ * ``qp_fatal`` (a fatal QP event on one connection), ``dump_intr`` (the
+ * next N parts of peer, connection and statistics dumps after a first one
+ * find krt's lists changed, as a ``peer add`` between them would).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,6 +46,8 @@ u32 krt_fi_drop_rep;
 bool krt_fi_silent;
 /* Fault knob: fail the next N reconnect attempts (see conn.c). */
 static u32 krt_fi_reconnect;
+/* Fault knob: the next N dump parts see krt's lists changed (netlink.c). */
+static u32 krt_fi_dump_intr;
 
 /* Take one from a "next N" fault counter. */
 static bool krt_fault_take(u32 *n)
@@ -68,6 +72,16 @@ static bool krt_fault_take(u32 *n)
 bool krt_fault_reconnect(void)
 {
 	return krt_fault_take(&krt_fi_reconnect);
+}
+
+/**
+ * krt_fault_dump_intr() - whether this dump part finds the lists changed
+ *
+ * Return: true while fault/dump_intr counts down.
+ */
+bool krt_fault_dump_intr(void)
+{
+	return READ_ONCE(krt_fi_dump_intr) && krt_fault_take(&krt_fi_dump_intr);
 }
 
 /**
@@ -206,6 +220,7 @@ void krt_fault_init(struct dentry *root)
 	debugfs_create_u32("cm_req", 0600, fault, &krt_fi_cm_req);
 	debugfs_create_u32("corrupt_msg", 0600, fault, &krt_fi_corrupt_msg);
 	debugfs_create_u32("drop_rx", 0600, fault, &krt_fi_drop_rx);
+	debugfs_create_u32("dump_intr", 0600, fault, &krt_fi_dump_intr);
 	debugfs_create_u32("drop_replies", 0600, fault, &krt_fi_drop_rep);
 	debugfs_create_bool("silent", 0600, fault, &krt_fi_silent);
 	debugfs_create_u32("reconnect", 0600, fault, &krt_fi_reconnect);

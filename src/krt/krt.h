@@ -175,7 +175,8 @@ struct krt_dev_caps {
  * @ibdev: the device; valid until @removed is set (krt_dev_lock)
  * @pd: protection domain, NULL when the device is unusable
  * @index: ib device index, stable for the device's life
- * @name: current device name; protected by krt_dev_lock
+ * @name: current device name; written under krt_dev_lock and
+ *	krt_dev_name_lock (device.c), read under either (krt_dev_copy_name())
  * @caps: capabilities, read-only after add
  * @unusable: NULL, or why krt cannot use the device; read-only after add
  * @enabled: administrator's switch; protected by krt_dev_lock
@@ -594,6 +595,7 @@ enum krt_dev_state krt_dev_state(const struct krt_device *dev);
 int krt_dev_set_enabled(struct krt_device *dev, bool enabled);
 int krt_dev_stats_reset(void);
 const char *krt_dev_state_name(enum krt_dev_state state);
+void krt_dev_copy_name(const struct krt_device *dev, char *buf);
 
 /* queue.c: the data path of one connection */
 extern unsigned int krt_max_io;
@@ -645,6 +647,8 @@ struct krt_dp_stats {
 	atomic64_t	resets;
 	atomic64_t	api_misuse;
 	atomic64_t	dropped;
+	atomic64_t	inline_checked;
+	atomic64_t	inline_bad;
 };
 
 extern struct krt_dp_stats krt_dp_stats;
@@ -733,6 +737,7 @@ bool krt_fault_reconnect(void);
 bool krt_fault_drop_take(void);
 bool krt_fault_drop_rep_take(void);
 u32 krt_fault_corrupt_take(void);
+bool krt_fault_dump_intr(void);
 
 /* fault/mask_frwr: devices added from now on lack FRWR */
 static inline bool krt_fault_mask_frwr(void)
@@ -772,6 +777,11 @@ static inline bool krt_fault_silent(void)
 #else
 static inline void krt_fault_init(struct dentry *root)
 {
+}
+
+static inline bool krt_fault_dump_intr(void)
+{
+	return false;
 }
 
 static inline bool krt_fault_reconnect(void)

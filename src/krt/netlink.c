@@ -431,6 +431,9 @@ static int krt_nl_listen_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 static void krt_nl_dump_seq(struct netlink_callback *cb)
 {
 	lockdep_assert_held(&krt_pool_lock);
+	/* fault/dump_intr: a change between two parts of this dump */
+	if (cb->prev_seq && krt_fault_dump_intr())
+		krt_pool_changed();
 	cb->seq = (krt_pool_gen << 1) | 1;
 }
 
@@ -519,6 +522,7 @@ static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
 			    u32 portid, u32 seq, int flags,
 			    struct netlink_callback *cb)
 {
+	char devname[KRT_DEV_NAME_MAX] = "";
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &krt_genl_family, flags, cmd);
@@ -526,6 +530,9 @@ static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
 		return -EMSGSIZE;
 	if (cb)
 		genl_dump_check_consistent(cb, hdr);
+	/* conn->dev is stable under krt_pool_lock; its name is not (rename) */
+	if (conn->dev)
+		krt_dev_copy_name(conn->dev, devname);
 	if (nla_put_string(skb, KRT_A_CONN_PEER, conn->peer->name) ||
 	    nla_put_u32(skb, KRT_A_CONN_INDEX, conn->index) ||
 	    nla_put_u32(skb, KRT_A_CONN_STATE, conn->state) ||
@@ -534,7 +541,7 @@ static int krt_nl_fill_conn(struct sk_buff *skb, struct krt_conn *conn, u8 cmd,
 	    nla_put_u32(skb, KRT_A_CONN_QPN, conn->qpn) ||
 	    nla_put_u32(skb, KRT_A_CONN_DEPTH, conn->depth) ||
 	    nla_put_u32(skb, KRT_A_CONN_INFLIGHT, krt_queue_inflight(conn->q)) ||
-	    (conn->dev && nla_put_string(skb, KRT_A_CONN_DEV, conn->dev->name)) ||
+	    (devname[0] && nla_put_string(skb, KRT_A_CONN_DEV, devname)) ||
 	    (conn->reason[0] && nla_put_string(skb, KRT_A_CONN_REASON, conn->reason)) ||
 	    nla_put_u32(skb, KRT_A_CONN_RECONNECTS, conn->reconnects) ||
 	    nla_put_u64_64bit(skb, KRT_A_CONN_STATE_AGE_MS,

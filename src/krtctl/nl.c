@@ -322,8 +322,130 @@ static int nl_answers(struct krtctl *k, u32 seq, mnl_cb_t cb, void *data)
 	return 0;
 }
 
+/* The datagrams of one dump, kept until it is known to be consistent. */
+struct dump_part {
+	struct dump_part *next;
+	ssize_t len;
+	char buf[];
+};
+
+static void dump_free(struct dump_part *p)
+{
+	while (p) {
+		struct dump_part *next = p->next;
+
+		free(p);
+		p = next;
+	}
+}
+
+/*
+ * How many times a dump that krt flagged NLM_F_DUMP_INTR (its lists
+ * changed while it ran) is repeated before giving up: KRTCTL_DUMP_TRIES,
+ * 1 to 100, default 5.
+ */
+static int dump_tries(void)
+{
+	const char *v = getenv("KRTCTL_DUMP_TRIES");
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return 5;
+	n = strtol(v, &end, 10);
+	return *end || n < 1 || n > 100 ? 5 : (int)n;
+}
+
+/*
+ * Receive the answers to dump @seq until its end or an error, keeping each
+ * datagram.  Return: 0 with *@intr set if a message carried
+ * NLM_F_DUMP_INTR, or -1 with errno set.
+ */
+static int dump_collect(struct krtctl *k, u32 seq, struct dump_part **head, bool *intr)
+{
+	struct dump_part **tail = head;
+	bool end = false;
+
+	*intr = false;
+	while (!end) {
+		const struct nlmsghdr *h;
+		struct dump_part *p;
+		ssize_t n = nl_recv(k);
+		int left;
+
+		if (n <= 0) {
+			if (!n)
+				errno = EPROTO;	/* the socket ended mid-dump */
+			return -1;
+		}
+		p = malloc(sizeof(*p) + (size_t)n);
+		if (!p)
+			return -1;
+		p->next = NULL;
+		p->len = n;
+		memcpy(p->buf, k->buf, (size_t)n);
+		*tail = p;
+		tail = &p->next;
+		left = (int)n;
+		for (h = (const struct nlmsghdr *)k->buf; mnl_nlmsg_ok(h, left);
+		     h = mnl_nlmsg_next(h, &left)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_flags & NLM_F_DUMP_INTR)
+				*intr = true;
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+				end = true;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A dump whose answers are printed only once one pass ran without krt's
+ * lists changing under it: a pass flagged NLM_F_DUMP_INTR may have skipped
+ * or repeated entries, so it is dropped and the dump sent again.
+ */
+static int nl_dump_xfer(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	int tries = dump_tries(), try, ret = 0;
+	struct dump_part *parts = NULL, *p;
+	bool intr = true;
+
+	for (try = 1; intr && try <= tries; try++) {
+		dump_free(parts);
+		parts = NULL;
+		if (try > 1)
+			nlh->nlmsg_seq = ++k->seq;
+		if (mnl_socket_sendto(k->nl, nlh, nlh->nlmsg_len) < 0 ||
+		    dump_collect(k, nlh->nlmsg_seq, &parts, &intr)) {
+			dump_free(parts);
+			return -1;
+		}
+	}
+	if (intr) {
+		dump_free(parts);
+		fprintf(stderr, "Error: krt's lists changed during each of %d dumps %s.\n",
+			tries, "(entries may be missing or repeated); run it again");
+		return -2;
+	}
+	for (p = parts; p; p = p->next) {
+		memcpy(k->buf, p->buf, (size_t)p->len);
+		ret = mnl_cb_run2(k->buf, (size_t)p->len, nlh->nlmsg_seq, k->portid,
+				  cb, data, NULL, 0);
+		if (ret == MNL_CB_ERROR) {
+			ret = answers_error(k, p->len) ? -2 : -1;
+			break;
+		}
+		ret = 0;
+	}
+	dump_free(parts);
+	return ret;
+}
+
 static int nl_xfer(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
+	if (!k->replay && (nlh->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP)
+		return nl_dump_xfer(k, nlh, cb, data);
 	if (k->replay) {
 		k->replayed = false;
 		return nl_answers(k, nlh->nlmsg_seq, cb, data);
