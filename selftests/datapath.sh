@@ -292,6 +292,48 @@ rmmod_in_flight() {
 	check_eq "$(rdma resource show qp | grep -c 'comm \[rdma_cm\]')" 0 "QPs after rmmod"
 }
 
+# The exported API's contract from a ULP's side (selftests/krt_api): what
+# krt_submit() must refuse (a segment whose offset + length wraps a u32,
+# oversized or empty segments, gaps, ...), intact two-page transfers, and
+# a service's second reply, and one through a handle already answered,
+# refused, with one completion for the client
+api_contract() {
+	local ko=$KRT_ROOT/selftests/krt_api/krt_api_test.ko m0 out
+	[ -f "$ko" ] || { fail "$ko not built"; return 1; }
+	m0=$(dp api_misuse)
+	dmesg_mark
+	insmod "$ko" peer=dp || fail "krt_api_test failed its load (a case failed)"
+	out=$(dmesg | tail -n +$((DMESG0 + 1)) | sed -n 's/.*krt_api_test: //p')
+	echo "$out" | grep -E '^(not )?ok |^# ' | sed 's/^/# api: /'
+	check_eq "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok ')" 17/0 "API cases passed/failed"
+	check_eq "$(($(dp api_misuse) - m0))" 2 "the second and the stale reply counted as api_misuse"
+	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'reply to a request not with its service, from krt_at_request' ||
+		fail "krt's log does not name the service that replied twice"
+	rmmod krt_api_test 2> /dev/null
+	check_eq "$(sum_q dp malformed)" 0 "nothing malformed on the wire"
+}
+
+# check_inline on: every inline SEND is checked (rxe uses virtual addresses
+# as DMA addresses, so this shows the check runs, not that they differ)
+inline_checked() {
+	local p=/sys/module/krt/parameters/check_inline c0 b0 inl
+	inl=$(awk '$1 == "max_inline:" { print $2; exit }' "$KRT_DBG/conns")
+	[ "${inl:-0}" -gt 0 ] || { fail "no inline data on these connections (max_inline ${inl:-?})"; return 1; }
+	echo 1 > "$p" || { fail "cannot set check_inline"; return 1; }
+	c0=$(dp inline_checked)
+	b0=$(dp inline_bad)
+	run_ok x ping dp count 50 size 16
+	check_eq "$(j x ok)/$(j x errors)/$(j x mismatches)" "50/0/0" "pings with check_inline"
+	echo 0 > "$p"
+	diag "max_inline $inl, inline SENDs checked: $(($(dp inline_checked) - c0))"
+	[ $(($(dp inline_checked) - c0)) -ge 100 ] ||
+		fail "$(($(dp inline_checked) - c0)) inline SENDs checked for 50 pings, want >= 100 (request and reply)"
+	check_eq "$(($(dp inline_bad) - b0))" 0 "inline SENDs failing the check"
+	c0=$(dp inline_checked)
+	run_ok x ping dp count 5 size 16
+	check_eq "$(($(dp inline_checked) - c0))" 0 "no checks with check_inline off"
+}
+
 no_service() {
 	load_krt || return 1
 	"$KRTCTL" listen add "$A" || fail "listen add"
@@ -303,10 +345,12 @@ no_service() {
 	unload_krt
 }
 
-ktap_plan 14
+ktap_plan 16
 run_case setup setup
 run_case ping_payload_verified ping_verified
 run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
+run_case api_contract_from_a_ulp api_contract
+run_case check_inline_checks_every_inline_send inline_checked
 run_case local_invalidate_path local_invalidate
 run_case server_transfers_with_and_without_mr srv_paths
 run_case concurrency_8_threads_exactly_once concurrency

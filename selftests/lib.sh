@@ -92,6 +92,9 @@ run_ok() {
 # j OUT FIELD: a field of the JSON a run_ok saved in $TMPD/OUT
 j() { jq -r ".$2" "$TMPD/$1"; }
 
+# dmesg_mark: remember the kernel log's length; then $DMESG0 lines came before
+dmesg_mark() { DMESG0=$(dmesg | wc -l); }
+
 # during PID MAX PAUSE CMD...: CMD up to MAX times, PAUSE s apart, while
 # PID lives; prints how many times it ran, fails if one run of CMD failed
 during() {
@@ -115,8 +118,9 @@ check_eq() {
 }
 
 # busywait TIMEOUT_MS CMD...: retry CMD until it succeeds or time runs out
-# barrier NAME: in a multi-guest run, wait (180 s at most) for every node
-barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" 180 || { fail "barrier $1"; return 1; }; }
+# barrier NAME [S]: in a multi-guest run, wait (S, default 180 s, at most)
+# for every node
+barrier() { "$KRT_ROOT/scripts/vm-barrier" "$1" "${2:-180}" || { fail "barrier $1"; return 1; }; }
 
 busywait() {
 	local limit=$1 start

@@ -470,9 +470,12 @@ EXPORT_SYMBOL_GPL(krt_srv_data);
  * connection is gone the answer is dropped.  May be called from any
  * context but hard interrupts or with interrupts disabled (it takes a
  * bottom-half lock).  A second reply while krt still holds the request is
- * refused (WARN once, counted as ``api_misuse``); once a reply went, @sreq
- * may serve another request at once, so a reply through a stale pointer
- * is a use after free that krt cannot tell from a first reply.
+ * refused (logged with the caller, counted as ``api_misuse``), and so is a
+ * reply through a handle whose request was answered while the handle is
+ * free or its reply under way.  Server requests are reused least recently
+ * freed first, but once @sreq serves a later request a stale reply cannot
+ * be told from that request's own: services must not keep @sreq after
+ * their reply.
  */
 void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
 {
@@ -490,7 +493,9 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 	 */
 	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
 		spin_unlock_bh(&q->lock);
-		WARN_ONCE(1, "krt: reply to a request not with its service\n");
+		/* not a WARN: a ULP's bug must not panic a panic_on_warn node */
+		pr_err_ratelimited("reply to a request not with its service, from %pS\n",
+				   __builtin_return_address(0));
 		atomic64_inc(&krt_dp_stats.api_misuse);
 		return;
 	}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * krt_api_test: the exported API's contract, checked from a ULP's side.
+ *
+ * Loaded in a guest by selftests/datapath.sh with a connected peer (its
+ * "peer" parameter), it registers a service of its own and runs each case
+ * once, at load, through include/krt/krt.h only: buffers that krt must
+ * refuse before anything is mapped (a segment whose offset and length
+ * wrap a u32, segments over a page, empty or with gaps, a length that
+ * disagrees with the segments, oversized messages, bad service ids, no
+ * callback), a valid two-page write and read checked byte for byte, and
+ * a service that answers one request twice (the second answer refused:
+ * the client sees one completion, with the first answer).  Each case
+ * prints a KTAP line to the kernel log; the load fails if one failed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bvec.h>
+#include <linux/completion.h>
+#include <linux/gfp.h>
+#include <linux/delay.h>
+#include <linux/highmem.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <krt/krt.h>
+
+#define KRT_AT_SERVICE	(KRT_MAX_SERVICES - 1)
+#define KRT_AT_PAGES	2
+#define KRT_AT_WAIT	(10 * HZ)
+
+/* message ops of the service */
+enum {
+	KRT_AT_ECHO_DATA = 1,	/* transfer the data, compare or fill, reply 0 */
+	KRT_AT_TWICE,		/* reply -ENOSPC, then again with -EXDEV */
+	KRT_AT_KEEP,		/* reply 0 and keep the handle (a ULP bug) */
+	KRT_AT_STALE,		/* reply -EXDEV through the kept handle, then 0 */
+};
+
+static char *krt_at_peer = "self";
+module_param_named(peer, krt_at_peer, charp, 0444);
+MODULE_PARM_DESC(peer, "Connected peer whose krt serves the test service (default: self)");
+
+/* the server side's buffer: one request at a time (the client waits) */
+static struct page *krt_at_srv_pages[KRT_AT_PAGES];
+static struct bio_vec krt_at_srv_bv[KRT_AT_PAGES];
+static int krt_at_srv_result;
+static int krt_at_second_reply;
+/* the handle KRT_AT_KEEP kept after its reply; one request at a time */
+static struct krt_srv_req *krt_at_kept;
+
+struct krt_at_req {
+	struct krt_req		req;
+	struct completion	done;
+	atomic_t		ncalls;
+	u32			op;
+};
+
+static u8 krt_at_byte(u32 i, bool srv)
+{
+	return (u8)(i * 7 + (srv ? 0x5a : 0x11));
+}
+
+static void krt_at_fill(struct bio_vec *bv, bool srv)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < KRT_AT_PAGES; i++) {
+		u8 *p = page_address(bv[i].bv_page);
+		u32 j;
+
+		for (j = 0; j < PAGE_SIZE; j++)
+			p[j] = krt_at_byte(n++, srv);
+	}
+}
+
+static bool krt_at_same(struct bio_vec *bv, bool srv)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < KRT_AT_PAGES; i++) {
+		const u8 *p = page_address(bv[i].bv_page);
+		u32 j;
+
+		for (j = 0; j < PAGE_SIZE; j++)
+			if (p[j] != krt_at_byte(n++, srv))
+				return false;
+	}
+	return true;
+}
+
+static void krt_at_srv_data_done(struct krt_srv_req *sreq, int status)
+{
+	/* a client write: the pages must now hold the client's pattern */
+	if (!status && sreq->dir == KRT_DATA_WRITE && !krt_at_same(krt_at_srv_bv, false))
+		status = -EILSEQ;
+	krt_at_srv_result = status;
+	krt_srv_reply(sreq, status, NULL, 0);
+}
+
+static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
+{
+	u32 op = 0;
+	int ret;
+
+	if (sreq->msg_len >= sizeof(op))
+		memcpy(&op, sreq->msg, sizeof(op));
+	switch (op) {
+	case KRT_AT_ECHO_DATA:
+		if (sreq->dir == KRT_DATA_READ)
+			krt_at_fill(krt_at_srv_bv, true);
+		ret = krt_srv_data(sreq, krt_at_srv_bv, KRT_AT_PAGES, krt_at_srv_data_done);
+		if (ret)
+			krt_srv_reply(sreq, ret, NULL, 0);
+		return;
+	case KRT_AT_TWICE:
+		krt_srv_reply(sreq, -ENOSPC, NULL, 0);
+		/* a ULP bug: krt must refuse this, not send it */
+		krt_srv_reply(sreq, -EXDEV, NULL, 0);
+		WRITE_ONCE(krt_at_second_reply, 1);
+		return;
+	case KRT_AT_KEEP:
+		krt_srv_reply(sreq, 0, NULL, 0);
+		krt_at_kept = sreq;
+		return;
+	case KRT_AT_STALE:
+		/* a reply through a handle whose request was answered */
+		if (krt_at_kept)
+			krt_srv_reply(krt_at_kept, -EXDEV, NULL, 0);
+		krt_at_kept = NULL;
+		krt_srv_reply(sreq, 0, NULL, 0);
+		return;
+	}
+	krt_srv_reply(sreq, -EOPNOTSUPP, NULL, 0);
+}
+
+static struct krt_service krt_at_svc = {
+	.id		= KRT_AT_SERVICE,
+	.name		= "krt_api_test",
+	.request	= krt_at_request,
+};
+
+static void krt_at_done(struct krt_req *req)
+{
+	struct krt_at_req *r = container_of(req, struct krt_at_req, req);
+
+	if (atomic_inc_return(&r->ncalls) == 1)
+		complete(&r->done);
+}
+
+static void krt_at_init_req(struct krt_at_req *r, u32 op)
+{
+	memset(r, 0, sizeof(*r));
+	init_completion(&r->done);
+	r->op = op;
+	r->req.service = KRT_AT_SERVICE;
+	r->req.msg = &r->op;
+	r->req.msg_len = sizeof(r->op);
+	r->req.done = krt_at_done;
+	r->req.timeout_ms = 5000;
+}
+
+static int krt_at_num;
+static int krt_at_failed;
+
+static void krt_at_report(const char *name, bool ok, const char *fmt, int a, int b)
+{
+	krt_at_num++;
+	if (!ok)
+		krt_at_failed++;
+	pr_info("%sok %d %s\n", ok ? "" : "not ", krt_at_num, name);
+	if (!ok)
+		pr_info("# %s: got %d, want %d (%s)\n", name, a, b, fmt);
+}
+
+/*
+ * A request krt must refuse at submission: the return value, and no
+ * completion ever (the caller keeps the request).
+ */
+static void krt_at_refused(struct krt_peer *peer, const char *name,
+			   struct krt_at_req *r, int want)
+{
+	int ret = krt_submit(peer, &r->req);
+
+	if (!ret)	/* accepted after all: wait, so that nothing is left behind */
+		wait_for_completion_timeout(&r->done, KRT_AT_WAIT);
+	krt_at_report(name, ret == want && !atomic_read(&r->ncalls),
+		      "krt_submit() return", ret, want);
+}
+
+static void krt_at_buffer_cases(struct krt_peer *peer, struct page **pages)
+{
+	struct bio_vec bv[KRT_AT_PAGES];
+	struct krt_at_req r;
+
+	/* offset + length wraps a u32 to less than a page */
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	bvec_set_page(&bv[0], pages[0], PAGE_SIZE, U32_MAX - PAGE_SIZE + 2);
+	r.req.dir = KRT_DATA_WRITE;
+	r.req.bvec = bv;
+	r.req.nr_bvec = 1;
+	r.req.data_len = PAGE_SIZE;
+	krt_at_refused(peer, "bvec_offset_length_wrap", &r, -EINVAL);
+
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	bvec_set_page(&bv[0], pages[0], PAGE_SIZE + 1, 0);
+	r.req.dir = KRT_DATA_READ;
+	r.req.bvec = bv;
+	r.req.nr_bvec = 1;
+	r.req.data_len = PAGE_SIZE + 1;
+	krt_at_refused(peer, "bvec_segment_over_a_page", &r, -EINVAL);
+
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	bvec_set_page(&bv[0], pages[0], PAGE_SIZE, 0);
+	bvec_set_page(&bv[1], pages[1], 0, 0);
+	r.req.dir = KRT_DATA_WRITE;
+	r.req.bvec = bv;
+	r.req.nr_bvec = 2;
+	r.req.data_len = PAGE_SIZE;
+	krt_at_refused(peer, "bvec_empty_segment", &r, -EINVAL);
+
+	/* the first segment ends inside its page: a gap an MR cannot map */
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	bvec_set_page(&bv[0], pages[0], PAGE_SIZE / 2, 0);
+	bvec_set_page(&bv[1], pages[1], PAGE_SIZE, 0);
+	r.req.dir = KRT_DATA_WRITE;
+	r.req.bvec = bv;
+	r.req.nr_bvec = 2;
+	r.req.data_len = PAGE_SIZE / 2 + PAGE_SIZE;
+	krt_at_refused(peer, "bvec_gap", &r, -EINVAL);
+
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	bvec_set_page(&bv[0], pages[0], PAGE_SIZE, 0);
+	r.req.dir = KRT_DATA_READ;
+	r.req.bvec = bv;
+	r.req.nr_bvec = 1;
+	r.req.data_len = PAGE_SIZE - 1;
+	krt_at_refused(peer, "data_len_disagrees_with_segments", &r, -EINVAL);
+
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	r.req.dir = KRT_DATA_READ;
+	krt_at_refused(peer, "data_dir_without_buffer", &r, -EINVAL);
+}
+
+static void krt_at_message_cases(struct krt_peer *peer)
+{
+	static u8 big[KRT_MAX_MSG + 1];
+	struct krt_at_req r;
+
+	krt_at_init_req(&r, 0);
+	r.req.msg = big;
+	r.req.msg_len = sizeof(big);
+	krt_at_refused(peer, "message_over_max", &r, -EMSGSIZE);
+
+	krt_at_init_req(&r, 0);
+	r.req.service = 0;
+	krt_at_refused(peer, "service_zero", &r, -EINVAL);
+
+	krt_at_init_req(&r, 0);
+	r.req.service = KRT_MAX_SERVICES;
+	krt_at_refused(peer, "service_out_of_range", &r, -EINVAL);
+
+	krt_at_init_req(&r, 0);
+	r.req.done = NULL;
+	krt_at_refused(peer, "no_done_callback", &r, -EINVAL);
+}
+
+/* Submit and wait for the one completion; Return: 0, or why not. */
+static int krt_at_run(struct krt_peer *peer, struct krt_at_req *r)
+{
+	int ret = krt_submit(peer, &r->req);
+
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&r->done, KRT_AT_WAIT))
+		return -ETIME;
+	/* a second completion would come soon after the first */
+	msleep(100);
+	return atomic_read(&r->ncalls) == 1 ? 0 : -EEXIST;
+}
+
+static void krt_at_data_cases(struct krt_peer *peer, struct page **pages)
+{
+	struct bio_vec bv[KRT_AT_PAGES];
+	struct krt_at_req r;
+	int ret, i;
+
+	for (i = 0; i < KRT_AT_PAGES; i++)
+		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
+
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	krt_at_fill(bv, false);
+	r.req.dir = KRT_DATA_WRITE;
+	r.req.bvec = bv;
+	r.req.nr_bvec = KRT_AT_PAGES;
+	r.req.data_len = KRT_AT_PAGES * PAGE_SIZE;
+	krt_at_srv_result = -EINPROGRESS;
+	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status ?: krt_at_srv_result;
+	krt_at_report("write_two_pages_arrive_intact", !ret, "status", ret, 0);
+
+	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
+	krt_at_fill(bv, false);		/* not what the server sends */
+	r.req.dir = KRT_DATA_READ;
+	r.req.bvec = bv;
+	r.req.nr_bvec = KRT_AT_PAGES;
+	r.req.data_len = KRT_AT_PAGES * PAGE_SIZE;
+	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
+	if (!ret && !krt_at_same(bv, true))
+		ret = -EILSEQ;
+	krt_at_report("read_two_pages_arrive_intact", !ret, "status", ret, 0);
+}
+
+static void krt_at_twice_case(struct krt_peer *peer)
+{
+	struct krt_at_req r;
+	int ret;
+
+	krt_at_init_req(&r, KRT_AT_TWICE);
+	WRITE_ONCE(krt_at_second_reply, 0);
+	ret = krt_at_run(peer, &r) ?: r.req.status;
+	krt_at_report("second_reply_refused_one_completion", !ret, "status", ret, 0);
+	krt_at_report("second_reply_refused_first_answer_kept",
+		      r.req.rsp_status == -ENOSPC, "rsp_status", r.req.rsp_status, -ENOSPC);
+	krt_at_report("second_reply_was_tried", READ_ONCE(krt_at_second_reply) == 1,
+		      "service reached its second reply", READ_ONCE(krt_at_second_reply), 1);
+}
+
+/*
+ * A reply through a stale handle: krt reuses server requests least
+ * recently freed first, so right after its request the handle is free
+ * (or its reply still under way) and the reply is refused.
+ */
+static void krt_at_stale_case(struct krt_peer *peer)
+{
+	struct krt_at_req r;
+	int ret;
+
+	krt_at_init_req(&r, KRT_AT_KEEP);
+	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
+	krt_at_report("handle_kept_after_reply", !ret, "status", ret, 0);
+	krt_at_init_req(&r, KRT_AT_STALE);
+	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
+	krt_at_report("stale_handle_reply_refused", !ret, "status of the next request", ret, 0);
+}
+
+static int __init krt_at_init(void)
+{
+	struct page *pages[KRT_AT_PAGES] = {};
+	struct krt_peer *peer;
+	int ret, i;
+
+	for (i = 0; i < KRT_AT_PAGES; i++) {
+		pages[i] = alloc_page(GFP_KERNEL);
+		krt_at_srv_pages[i] = alloc_page(GFP_KERNEL);
+		if (!pages[i] || !krt_at_srv_pages[i]) {
+			ret = -ENOMEM;
+			goto out_pages;
+		}
+		bvec_set_page(&krt_at_srv_bv[i], krt_at_srv_pages[i], PAGE_SIZE, 0);
+	}
+	ret = krt_service_register(&krt_at_svc);
+	if (ret)
+		goto out_pages;
+	peer = krt_peer_get(krt_at_peer);
+	if (IS_ERR_OR_NULL(peer)) {
+		ret = peer ? PTR_ERR(peer) : -ENOENT;
+		pr_err("peer %s: %d\n", krt_at_peer, ret);
+		goto out_svc;
+	}
+	pr_info("TAP version 13\n");
+	pr_info("1..17\n");
+	krt_at_buffer_cases(peer, pages);
+	krt_at_message_cases(peer);
+	krt_at_data_cases(peer, pages);
+	krt_at_twice_case(peer);
+	krt_at_stale_case(peer);
+	pr_info("# totals: pass:%d fail:%d\n", krt_at_num - krt_at_failed, krt_at_failed);
+	ret = krt_at_failed ? -EINVAL : 0;
+	krt_peer_put(peer);
+out_svc:
+	krt_service_unregister(&krt_at_svc);
+out_pages:
+	for (i = 0; i < KRT_AT_PAGES; i++) {
+		if (pages[i])
+			__free_page(pages[i]);
+		if (krt_at_srv_pages[i])
+			__free_page(krt_at_srv_pages[i]);
+	}
+	return ret;
+}
+
+static void __exit krt_at_exit(void)
+{
+}
+
+module_init(krt_at_init);
+module_exit(krt_at_exit);
+MODULE_DESCRIPTION("krt: the exported API's contract, from a ULP's side (selftest)");
+MODULE_LICENSE("GPL");
