@@ -9,7 +9,8 @@
 # in all), refuse an impersonation of a live connection, reset a
 # connection on each malformed message header (counted once, resources
 # back to their baseline), catch crafted replies on its client side, and
-# treat an unprivileged user's connections the same way.
+# reset a client that keeps the server's replies waiting for credits,
+# and treat an unprivileged user's connections the same way.
 #
 # KRT_FUZZ_PROTO=1 makes krt_fuzz speak protocol version 1 (to exercise
 # the mechanics against a version-1 module); the expectations are version
@@ -433,6 +434,51 @@ silent_client() {
 	wait_inbound_gone
 }
 
+# A client that keeps sending (one request every 300 ms, never idle) but
+# returns no credit: claiming hb_ms 500 x 2 and 2 receive buffers, the
+# server's replies wait for a credit from the third request on, and the
+# server resets the connection 2 x 500 x 2 ms = 2 s after that one's
+# reply began to wait ("client returns no credits"), before its
+# heartbeat bound could fire (the client is never idle that long)
+withhold_credits() {
+	local r0 w f=$TMPD/out bound=2 mr0
+	r0=$(dp resets)
+	mr0=$(krt_mrs)
+	dmesg_mark
+	fz out send "$A" $PORT withhold_credits depth=16 credits=2 hb_ms=500 hb_misses=2 n=16 \
+		gap_ms=300 wait=$((10 * KRT_TS))
+	check_eq "$(grep '^result' "$f" | awk '{ print $3 }')" reset "krt resets the connection"
+	check_eq "$(grep '^replies' "$f")" "replies 2 to 16 requests" "replies: the 2 credits of the connect data"
+	w=$(sed -n 's/^result .* waited=\([0-9.]*\)s.*/\1/p' "$f")
+	diag "reset ${w:-?} s after the first reply without a credit (bound $bound s)"
+	awk -v w="${w:-0}" -v lo=$bound -v hi=$((bound + 3 * KRT_TS)) 'BEGIN { exit !(w >= lo && w <= hi) }' ||
+		fail "reset after ${w:-?} s, want $bound to $((bound + 3 * KRT_TS))"
+	check_eq "$(($(dp resets) - r0))" 1 "dp resets"
+	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'resetting the connection: client returns no credits' ||
+		fail "no 'client returns no credits' in krt's log: $(dmesg | tail -n +$((DMESG0 + 1)) | grep krt: | head -3)"
+	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'nothing from the client' &&
+		fail "the heartbeat bound fired, not the credit bound"
+	busywait 10000 bash -c "[ \$(rdma resource show mr 2>/dev/null | grep -c 'comm \[krt\]') -le $mr0 ]" ||
+		fail "krt MRs $(krt_mrs), baseline $mr0"
+	wait_inbound_gone
+}
+
+# The control: the same traffic with credits returned lives past the
+# bound (then 1 s of quiet, within the 2 s heartbeat bound, and a close)
+return_credits() {
+	local r0 m0 f=$TMPD/out
+	r0=$(dp resets)
+	m0=$(dp malformed)
+	fz out send "$A" $PORT return_credits depth=16 credits=2 hb_ms=500 hb_misses=2 n=16 \
+		gap_ms=300 wait=1
+	check_eq "$(grep '^replies' "$f")" "replies 16 to 16 requests" "replies"
+	grep -q '^reply .*malformed' "$f" && fail "krt sent a malformed reply"
+	check_eq "$(grep -c '^reply .* status=-93 ' "$f")" 16 "replies with status -93"
+	check_eq "$(grep '^result' "$f" | awk '{ print $3 }')" alive "connection alive"
+	check_eq "$(dp malformed)/$(dp resets)" "$m0/$r0" "malformed/resets"
+	wait_inbound_gone
+}
+
 # The same bounds for a user without privileges
 unprivileged() {
 	local nb=(setpriv --reuid 65534 --regid 65534 --clear-groups)
@@ -483,7 +529,7 @@ HEADER_CASES="bad_magic bad_version short len_mismatch bad_opcode unknown_flags 
 SERVER_CASES="tag_out_of_range wrong_generation duplicate_reply reply_with_flags credits_overflow
 	foreign_inv request_to_client reply_short"
 
-ktap_plan $((13 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
+ktap_plan $((15 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
 run_case setup setup
 run_case malformed_private_data_rejected_counted malformed_private_data
 run_case private_data_edges_accepted_bounded private_data_edges
@@ -492,6 +538,8 @@ run_case flood_limited_per_address_admin_pool_works flood_per_addr
 run_case flood_limited_in_all flood_total
 run_case impersonation_rejected_live_conn_stays impersonation
 run_case silent_client_reset silent_client
+run_case credits_withheld_reset withhold_credits
+run_case credits_returned_alive return_credits
 for k in $HEADER_CASES; do
 	run_case "header_$k" header_case "$k"
 done

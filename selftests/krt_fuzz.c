@@ -22,7 +22,13 @@
  *   krt_fuzz send ADDR PORT CASE [field=value ...] [wait=S] [n=N]
  *	connects as a valid client, sends the crafted request of CASE and
  *	prints "result CASE reset" if krt disconnected within S seconds
- *	(default 5), else "result CASE alive".
+ *	(default 5), else "result CASE alive".  withhold_credits and
+ *	return_credits send N valid requests one every gap_ms (default 300)
+ *	without waiting for replies, the first returning no credit ever (so
+ *	the server's replies wait once it spent the credits of the connect
+ *	data: "withheld: request K ..." names the first such), the second
+ *	returning them; they print "replies R to N requests" and "result CASE
+ *	reset after=..s waited=..s" (waited: from request K to the reset).
  *   krt_fuzz server PORT CASE [addr=ADDR] [wait=S] [timeout=S] [target=N]
  *	listens until a krt node connects (krtctl peer add NAME addr ADDR port
  *	PORT), accepts it, answers its requests like krt's test service (and
@@ -175,7 +181,7 @@ enum fz_opt_id {
 	O_CREDITS, O_MAX_IO, O_HB_MS, O_HB_MISSES, O_RESERVED, O_LEN,
 	O_POOL_STEP, O_INDEX_STEP, O_COUNT, O_HOLD, O_WAIT, O_TIMEOUT,
 	O_PROTO, O_N, O_TARGET, O_REP_MAGIC, O_REP_VERSION, O_REP_DEPTH,
-	O_REP_CREDITS, O_REP_MAX_IO, O_REP_LEN,
+	O_REP_CREDITS, O_REP_MAX_IO, O_REP_LEN, O_GAP_MS,
 	NR_OPTS
 };
 
@@ -216,6 +222,7 @@ static struct fz_opt opts[NR_OPTS] = {
 	[O_REP_CREDITS]	= { "rep_credits", NULL, 0, 0xffffffff },
 	[O_REP_MAX_IO]	= { "rep_max_io", NULL, 0, 0xffffffff },
 	[O_REP_LEN]	= { "rep_len", NULL, KRT_CM_REP_LEN, 196 },
+	[O_GAP_MS]	= { "gap_ms", NULL, 300, 60000 },
 };
 
 static const char *opt_src;	/* src=: source address of connections */
@@ -233,14 +240,14 @@ static void fz_usage(void)
 {
 	fprintf(stderr,
 		"usage: krt_fuzz connect ADDR PORT [field=value ...] [count=N] [hold=S]\n"
-		"       krt_fuzz send ADDR PORT CASE [field=value ...] [wait=S]\n"
+		"       krt_fuzz send ADDR PORT CASE [field=value ...] [wait=S] [n=N] [gap_ms=MS]\n"
 		"       krt_fuzz server PORT CASE [addr=ADDR] [wait=S] [timeout=S] [target=N]\n"
 		"fields: magic version index conn_count pool depth node credits max_io\n"
 		"        hb_ms hb_misses reserved len pool_step index_step src proto\n"
 		"send cases: bad_magic bad_version short len_mismatch bad_opcode unknown_flags\n"
 		"        inv_without_data read_and_write data_len_over data_len_zero\n"
 		"        data_fields_without_data credits_overflow heartbeat_with_data\n"
-		"        valid heartbeat\n"
+		"        valid heartbeat withhold_credits return_credits\n"
 		"server cases: tag_out_of_range wrong_generation duplicate_reply\n"
 		"        reply_with_flags credits_overflow foreign_inv request_to_client\n"
 		"        reply_short valid\n");
@@ -349,7 +356,7 @@ struct fz_conn {
 	unsigned int		pool, index;
 	struct rdma_cm_id	*id;
 	enum fz_state		state;
-	double			t_start, t_up;
+	double			t_start, t_up, t_gone;
 	struct ibv_pd		*pd;
 	struct ibv_comp_channel	*cc;
 	struct ibv_cq		*cq;
@@ -376,6 +383,7 @@ struct fz_conn {
 	__u32			tag_sent;
 	__u64			req_id_sent;
 	bool			got_reply;
+	unsigned int		nr_replies;
 	struct krt_msg_hdr	reply;
 	unsigned int		reply_bytes;
 };
@@ -707,6 +715,8 @@ static void drain_cq(struct fz_conn *c)
 		n = ibv_poll_cq(c->cq, 16, wc);
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
+				if (!c->t_gone)
+					c->t_gone = now_s();
 				if (!c->qp_error)
 					printf("completion-error conn=%u %s (%s)\n", c->nr,
 					       ibv_wc_status_str(wc[i].status),
@@ -879,6 +889,8 @@ static void client_event(struct fz_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (!c->t_gone)
+			c->t_gone = now_s();
 		if (c->state == FZ_UP) {
 			printf("disconnected conn=%u pool=%u index=%u after=%.1fs\n", c->nr,
 			       c->pool, c->index, now_s() - c->t_up);
@@ -1006,14 +1018,16 @@ enum fz_send_case {
 	S_BAD_MAGIC, S_BAD_VERSION, S_SHORT, S_LEN_MISMATCH, S_BAD_OPCODE,
 	S_UNKNOWN_FLAGS, S_INV_WITHOUT_DATA, S_READ_AND_WRITE, S_DATA_LEN_OVER,
 	S_DATA_LEN_ZERO, S_DATA_FIELDS_WITHOUT_DATA, S_CREDITS_OVERFLOW,
-	S_HEARTBEAT_WITH_DATA, S_VALID, S_HEARTBEAT, NR_SEND_CASES
+	S_HEARTBEAT_WITH_DATA, S_VALID, S_HEARTBEAT, S_WITHHOLD_CREDITS,
+	S_RETURN_CREDITS, NR_SEND_CASES
 };
 
 static const char * const send_case_names[NR_SEND_CASES] = {
 	"bad_magic", "bad_version", "short", "len_mismatch", "bad_opcode",
 	"unknown_flags", "inv_without_data", "read_and_write", "data_len_over",
 	"data_len_zero", "data_fields_without_data", "credits_overflow",
-	"heartbeat_with_data", "valid", "heartbeat",
+	"heartbeat_with_data", "valid", "heartbeat", "withhold_credits",
+	"return_credits",
 };
 
 static void send_wc(struct fz_conn *c, struct ibv_wc *wc)
@@ -1029,6 +1043,7 @@ static void send_wc(struct fz_conn *c, struct ibv_wc *wc)
 	memcpy(&c->reply, h, wc->byte_len < sizeof(c->reply) ? wc->byte_len : sizeof(c->reply));
 	c->reply_bytes = wc->byte_len;
 	c->got_reply = true;
+	c->nr_replies++;
 	bad = check_msg(c, &c->reply, wc->byte_len, KRT_OP_REP);
 	printf("reply tag=0x%08x status=%d credits=%u len=%u bytes=%u",
 	       be32toh(c->reply.tag), (int)be32toh(c->reply.status), be16toh(c->reply.credits),
@@ -1150,6 +1165,52 @@ static bool send_wait_reply(struct fz_conn *c, double s)
 	return c->got_reply;
 }
 
+/*
+ * withhold_credits and return_credits: n well-formed requests to the
+ * unused service, one every gap_ms without waiting for replies (as long as
+ * we hold a credit), so the server is never idle for long.  withhold_credits
+ * returns no credit (header credits always 0): once the server spent the
+ * credits of our connect data, its replies wait; return_credits is the
+ * same traffic with credits returned.  Return: the replies received.
+ */
+static unsigned int send_paced(struct fz_conn *c, enum fz_send_case k, double *t_wait)
+{
+	unsigned int i, bytes, n = ov(O_N);
+	struct krt_msg_hdr *h;
+	__u8 msg[KRT_MSG_BUF];
+	char what[160];
+	double next;
+
+	*t_wait = 0;
+	for (i = 0; i < n && !send_gone(c) && !fz_stop; i++) {
+		if (!c->credits) {
+			printf("note: no credit left after %u requests\n", i);
+			break;
+		}
+		bytes = craft_req(c, S_VALID, msg, i + 1, what, sizeof(what));
+		h = (struct krt_msg_hdr *)msg;
+		if (k == S_WITHHOLD_CREDITS)
+			h->credits = 0;
+		c->got_reply = false;
+		if (post_msg(c, msg, bytes, false, 0))
+			break;
+		if (i == 0)
+			printf("sent %s: %u x %s, every %llu ms, credits %s\n", send_case_names[k],
+			       n, what, ov(O_GAP_MS),
+			       k == S_WITHHOLD_CREDITS ? "never returned" : "returned");
+		/* the server spent the credits of our connect data: this reply waits */
+		if (k == S_WITHHOLD_CREDITS && i == ov(O_CREDITS)) {
+			*t_wait = now_s();
+			printf("withheld: request %u is the first whose reply has no credit\n",
+			       i + 1);
+		}
+		next = now_s() + ov(O_GAP_MS) / 1000.0;
+		while (!send_gone(c) && !fz_stop && now_s() < next)
+			pump(50);
+	}
+	return c->nr_replies;
+}
+
 static int do_send(int argc, char **argv)
 {
 	unsigned int i, n, replies = 0, ok = 0, bytes;
@@ -1157,7 +1218,7 @@ static int do_send(int argc, char **argv)
 	char what[160];
 	__u8 msg[KRT_MSG_BUF];
 	struct fz_conn *c;
-	double t, end;
+	double t, end, t_wait = 0;
 	int want;
 
 	if (argc < 5)
@@ -1180,6 +1241,10 @@ static int do_send(int argc, char **argv)
 	}
 	n = (k == S_VALID || k == S_HEARTBEAT) ? ov(O_N) : 1;
 	want = k == S_HEARTBEAT ? 0 : -EPROTONOSUPPORT;
+	if (k == S_WITHHOLD_CREDITS || k == S_RETURN_CREDITS) {
+		replies = send_paced(c, k, &t_wait);
+		n = 0;
+	}
 	for (i = 0; i < n && !send_gone(c); i++) {
 		if (!c->credits) {
 			printf("note: no credit left after %u requests\n", i);
@@ -1208,11 +1273,16 @@ static int do_send(int argc, char **argv)
 	}
 	if (k == S_VALID || k == S_HEARTBEAT)
 		printf("replies %u of %u, %u as expected (status %d)\n", replies, n, ok, want);
+	if (k == S_WITHHOLD_CREDITS || k == S_RETURN_CREDITS)
+		printf("replies %u to %llu requests\n", replies, ov(O_N));
 	t = now_s();
 	end = t + ov(O_WAIT);
 	while (!send_gone(c) && now_s() < end && !fz_stop)
 		pump(100);
-	if (send_gone(c))
+	if (send_gone(c) && t_wait)
+		printf("result %s reset after=%.1fs waited=%.1fs\n", send_case_names[k],
+		       now_s() - t, c->t_gone - t_wait);
+	else if (send_gone(c))
 		printf("result %s reset after=%.1fs\n", send_case_names[k], now_s() - t);
 	else
 		printf("result %s alive for=%.0fs\n", send_case_names[k], ov(O_WAIT) * 1.0);
