@@ -9,7 +9,9 @@
 # in all), refuse an impersonation of a live connection, reset a
 # connection on each malformed message header (counted once, resources
 # back to their baseline), catch crafted replies on its client side, and
-# treat an unprivileged user's connections the same way.
+# reset a client that keeps the server's replies waiting for credits,
+# keep one peer from using another peer's rkey, and treat an unprivileged
+# user's connections the same way.
 #
 # KRT_FUZZ_PROTO=1 makes krt_fuzz speak protocol version 1 (to exercise
 # the mechanics against a version-1 module); the expectations are version
@@ -20,6 +22,7 @@ FZ=$KRT_ROOT/selftests/krt_fuzz
 P=${KRT_FUZZ_PROTO:-2}
 PORT=7471		# krt's listener
 SPORT=7472		# krt_fuzz server
+SPORT2=7473		# a second krt_fuzz server: another peer
 A=""			# the rxe interface's address
 B=""			# a second address on it: another "host"
 IFN=""
@@ -415,6 +418,94 @@ server_valid() {
 	"$KRTCTL" peer del fz
 }
 
+# xfer_counts FILE: "ok/errors/mismatches" of a krtctl -j xfer
+xfer_counts() { jq -r '"\(.ok)/\(.errors)/\(.mismatches)"' "$1" 2>/dev/null || cat "$1"; }
+
+# cross_peer_rkey TRIES: krt is the client of two krt_fuzz servers, peers
+# fa and fb (a connection each, so a PD each).  fa's server (lend_rkey)
+# records the rkey, address and length of krt's buffer for fa's write
+# request and holds the request; fb's server (steal_rkey) answers fb's
+# read requests with TRIES against fa's rkey through fb's QP: r an RDMA
+# READ, w an RDMA WRITE of 0xa5 bytes, i a SEND_WITH_INV of it.  Then
+# fa's request is served: fa's server reads krt's buffer and checks its
+# pattern, so a stolen write would show as a mismatch.
+cross_peer_rkey() {
+	local tries=$1 fa=$TMPD/lend fb=$TMPD/steal key=$TMPD/rkey pa pb xa r0 m0 mr0 t
+	rm -f "$key" "$key.go"
+	mr0=$(krt_mrs)
+	fz_bg lend server $SPORT lend_rkey addr="$A" file="$key" hold_s=90 timeout=150
+	pa=$FZ_PID
+	fz_bg steal server $SPORT2 steal_rkey addr="$A" file="$key" steal="$tries" timeout=150
+	pb=$FZ_PID
+	FZ_PID=""
+	busywait 20000 grep -q '^listening' "$fa" && busywait 20000 grep -q '^listening' "$fb" ||
+		fail "servers not listening"
+	"$KRTCTL" peer add fa addr "$A" port $SPORT conns 1 depth 4 || fail "peer add fa"
+	"$KRTCTL" peer add fb addr "$A" port $SPORT2 conns 1 depth 4 || fail "peer add fb"
+	wait_peer fa active 1 && wait_peer fb active 1 ||
+		fail "peers not up: $("$KRTCTL" peer show)"
+	r0=$(dp resets)
+	m0=$(dp malformed)
+	dmesg_mark
+	"$KRTCTL" -j xfer fa op write size 8k count 1 depth 1 timeout 90000 > "$TMPD/xa" 2>&1 &
+	xa=$!
+	busywait 20000 test -s "$key" || fail "fa's server recorded no rkey"
+	diag "fa's request, held: $(cat "$key" 2>/dev/null)"
+	"$KRTCTL" -j xfer fb op read size 4k count 1 depth 1 timeout 60000 > "$TMPD/xb" 2>&1
+	touch "$key.go"
+	wait "$xa"
+	grep -E '^(steal|stolen|completion-error)' "$fb" | sed 's/^/#   fb saw: /'
+	check_eq "$(xfer_counts "$TMPD/xb")" 1/0/0 "fb's read, once its server stopped stealing"
+	for t in $(echo "$tries" | grep -o .); do
+		case $t in
+		r) check_eq "$(sed -n 's/^stolen read: status=\([A-Z_]*\).*/\1/p' "$fb")" REM_ACCESS_ERR \
+			"RDMA READ of fa's rkey through fb's QP" ;;
+		w) check_eq "$(sed -n 's/^stolen write: status=\([A-Z_]*\).*/\1/p' "$fb")" REM_ACCESS_ERR \
+			"RDMA WRITE into fa's rkey through fb's QP" ;;
+		i) diag "SEND_WITH_INV of fa's rkey through fb's QP:" \
+			"$(sed -n 's/^stolen inv: //p' "$fb")" ;;
+		esac
+	done
+	diag "krt: $(dmesg | tail -n +$((DMESG0 + 1)) | grep -o 'f[ab]/[0-9]*: resetting the connection: .*' | sort | uniq -c | tr -s ' \n' ' ')"
+	grep -E '^(lent|released|completion-error)' "$fa" | sed 's/^/#   fa saw: /'
+	# fa's buffer still holds its pattern and fa's request completes
+	check_eq "$(xfer_counts "$TMPD/xa")" 1/0/0 "fa's write after fb's tries"
+	grep -q '^lent request data .*status=SUCCESS mismatches=0' "$fa" ||
+		fail "fa's server did not read fa's buffer intact: $(grep '^lent request' "$fa")"
+	if [ "$tries" = "${tries%i*}" ]; then
+		# READ and WRITE refused: fa's connection never saw them
+		grep -q '^completion-error' "$fa" && fail "fa's connection failed: $(grep -m1 '^completion-error' "$fa")"
+		dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'fa/[0-9]*: resetting' &&
+			fail "fa's connection was reset"
+		# one reset of fb's connection per try: the access error puts
+		# the requester's QP (krt_fuzz's) in the error state, and krt
+		# resets the connection when it stops answering (on rxe its own
+		# QP, the responder, stays up: "heartbeat: no answer")
+		check_eq "$(($(dp resets) - r0))" ${#tries} "dp resets (fb's, one per try)"
+		check_eq "$(($(dp malformed) - m0))" 0 "dp malformed"
+	else
+		# krt, fb's client, refuses a reply that invalidated a key it was
+		# not given (malformed); whether the device refused to invalidate
+		# an MR of another PD shows on fa's side
+		check_eq "$(($(dp malformed) - m0))" 1 "dp malformed (fb's reply with a foreign key)"
+		check_eq "$(dmesg | tail -n +$((DMESG0 + 1)) | sed -n 's/.*fb\/[0-9]*: malformed message from the peer: //p' | head -1)" \
+			"reply invalidated a key it was not given" "krt's reason on fb"
+		if grep -q '^lent request data .*status=REM_ACCESS_ERR' "$fa"; then
+			diag "the device invalidated fa's MR for fb's SEND_WITH_INV (no PD check):" \
+			     "fa's transfer failed, krt reset fa's connection and re-sent the request"
+		else
+			diag "the device refused to invalidate fa's MR from fb's QP"
+		fi
+	fi
+	"$KRTCTL" peer del fa
+	"$KRTCTL" peer del fb
+	kill "$pa" "$pb" 2>/dev/null
+	wait "$pa" "$pb" 2>/dev/null
+	busywait 10000 bash -c "[ \$(rdma resource show mr 2>/dev/null | grep -c 'comm \[krt\]') -le $mr0 ]" ||
+		fail "krt MRs $(krt_mrs), baseline $mr0"
+	rm -f "$key" "$key.go"
+}
+
 # A client that goes silent (claiming hb_ms 50 x 2) is reset by the server
 # after 2 x hb_ms x hb_misses, at least a second
 silent_client() {
@@ -430,6 +521,51 @@ silent_client() {
 	check_eq "$(($(dp resets) - r0))" 1 "dp resets"
 	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'nothing from the client' ||
 		fail "no 'nothing from the client' in krt's log: $(dmesg | tail -n +$((DMESG0 + 1)) | grep krt: | head -3)"
+	wait_inbound_gone
+}
+
+# A client that keeps sending (one request every 300 ms, never idle) but
+# returns no credit: claiming hb_ms 500 x 2 and 2 receive buffers, the
+# server's replies wait for a credit from the third request on, and the
+# server resets the connection 2 x 500 x 2 ms = 2 s after that one's
+# reply began to wait ("client returns no credits"), before its
+# heartbeat bound could fire (the client is never idle that long)
+withhold_credits() {
+	local r0 w f=$TMPD/out bound=2 mr0
+	r0=$(dp resets)
+	mr0=$(krt_mrs)
+	dmesg_mark
+	fz out send "$A" $PORT withhold_credits depth=16 credits=2 hb_ms=500 hb_misses=2 n=16 \
+		gap_ms=300 wait=$((10 * KRT_TS))
+	check_eq "$(grep '^result' "$f" | awk '{ print $3 }')" reset "krt resets the connection"
+	check_eq "$(grep '^replies' "$f")" "replies 2 to 16 requests" "replies: the 2 credits of the connect data"
+	w=$(sed -n 's/^result .* waited=\([0-9.]*\)s.*/\1/p' "$f")
+	diag "reset ${w:-?} s after the first reply without a credit (bound $bound s)"
+	awk -v w="${w:-0}" -v lo=$bound -v hi=$((bound + 3 * KRT_TS)) 'BEGIN { exit !(w >= lo && w <= hi) }' ||
+		fail "reset after ${w:-?} s, want $bound to $((bound + 3 * KRT_TS))"
+	check_eq "$(($(dp resets) - r0))" 1 "dp resets"
+	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'resetting the connection: client returns no credits' ||
+		fail "no 'client returns no credits' in krt's log: $(dmesg | tail -n +$((DMESG0 + 1)) | grep krt: | head -3)"
+	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'nothing from the client' &&
+		fail "the heartbeat bound fired, not the credit bound"
+	busywait 10000 bash -c "[ \$(rdma resource show mr 2>/dev/null | grep -c 'comm \[krt\]') -le $mr0 ]" ||
+		fail "krt MRs $(krt_mrs), baseline $mr0"
+	wait_inbound_gone
+}
+
+# The control: the same traffic with credits returned lives past the
+# bound (then 1 s of quiet, within the 2 s heartbeat bound, and a close)
+return_credits() {
+	local r0 m0 f=$TMPD/out
+	r0=$(dp resets)
+	m0=$(dp malformed)
+	fz out send "$A" $PORT return_credits depth=16 credits=2 hb_ms=500 hb_misses=2 n=16 \
+		gap_ms=300 wait=1
+	check_eq "$(grep '^replies' "$f")" "replies 16 to 16 requests" "replies"
+	grep -q '^reply .*malformed' "$f" && fail "krt sent a malformed reply"
+	check_eq "$(grep -c '^reply .* status=-93 ' "$f")" 16 "replies with status -93"
+	check_eq "$(grep '^result' "$f" | awk '{ print $3 }')" alive "connection alive"
+	check_eq "$(dp malformed)/$(dp resets)" "$m0/$r0" "malformed/resets"
 	wait_inbound_gone
 }
 
@@ -483,7 +619,7 @@ HEADER_CASES="bad_magic bad_version short len_mismatch bad_opcode unknown_flags 
 SERVER_CASES="tag_out_of_range wrong_generation duplicate_reply reply_with_flags credits_overflow
 	foreign_inv request_to_client reply_short"
 
-ktap_plan $((13 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
+ktap_plan $((17 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
 run_case setup setup
 run_case malformed_private_data_rejected_counted malformed_private_data
 run_case private_data_edges_accepted_bounded private_data_edges
@@ -492,6 +628,8 @@ run_case flood_limited_per_address_admin_pool_works flood_per_addr
 run_case flood_limited_in_all flood_total
 run_case impersonation_rejected_live_conn_stays impersonation
 run_case silent_client_reset silent_client
+run_case credits_withheld_reset withhold_credits
+run_case credits_returned_alive return_credits
 for k in $HEADER_CASES; do
 	run_case "header_$k" header_case "$k"
 done
@@ -501,6 +639,8 @@ run_case server_valid_replies_work server_valid
 for k in $SERVER_CASES; do
 	run_case "reply_$k" server_case "$k"
 done
+run_case cross_peer_rkey_read_write_refused cross_peer_rkey rw
+run_case cross_peer_rkey_inv_refused_or_recovered cross_peer_rkey i
 run_case unprivileged_user_bounded_the_same unprivileged
 run_case nothing_left leftovers
 ktap_finish

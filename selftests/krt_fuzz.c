@@ -22,13 +22,30 @@
  *   krt_fuzz send ADDR PORT CASE [field=value ...] [wait=S] [n=N]
  *	connects as a valid client, sends the crafted request of CASE and
  *	prints "result CASE reset" if krt disconnected within S seconds
- *	(default 5), else "result CASE alive".
+ *	(default 5), else "result CASE alive".  withhold_credits and
+ *	return_credits send N valid requests one every gap_ms (default 300)
+ *	without waiting for replies, the first returning no credit ever (so
+ *	the server's replies wait once it spent the credits of the connect
+ *	data: "withheld: request K ..." names the first such), the second
+ *	returning them; they print "replies R to N requests" and "result CASE
+ *	reset after=..s waited=..s" (waited: from request K to the reset).
  *   krt_fuzz server PORT CASE [addr=ADDR] [wait=S] [timeout=S] [target=N]
  *	listens until a krt node connects (krtctl peer add NAME addr ADDR port
  *	PORT), accepts it, answers its requests like krt's test service (and
  *	heartbeats), and the N-th request that qualifies (default 1; for
  *	foreign_inv the N-th data request) with the crafted reply of CASE;
  *	prints what it sent and "result CASE reset|alive|untriggered".
+ *	Two cases play one peer against another, two instances meeting in a
+ *	file (file=PATH): lend_rkey holds the first data request and writes
+ *	its rkey, address and length to PATH, until PATH.go exists (or
+ *	hold_s=S, default 60), then serves it ("lent request data ...:
+ *	status=S mismatches=M" for its transfer, on a re-send too);
+ *	steal_rkey, on the first data request of each connection, makes the
+ *	next try of steal=TRIES (default rwi) with that rkey through its own
+ *	QP: r an RDMA READ, w an RDMA WRITE of 0xa5 bytes, i a reply by
+ *	SEND_WITH_INV of it; it prints "stolen read|write|inv: status=WC"
+ *	(IBV_WC_ name without the prefix), serves the request on a success
+ *	and leaves it unanswered otherwise; with no tries left it serves all.
  *
  * Fields of the connect data (numbers as in C: 0x.. hex): magic, version,
  * index, conn_count, pool, depth, node, credits, max_io, hb_ms, hb_misses,
@@ -175,7 +192,7 @@ enum fz_opt_id {
 	O_CREDITS, O_MAX_IO, O_HB_MS, O_HB_MISSES, O_RESERVED, O_LEN,
 	O_POOL_STEP, O_INDEX_STEP, O_COUNT, O_HOLD, O_WAIT, O_TIMEOUT,
 	O_PROTO, O_N, O_TARGET, O_REP_MAGIC, O_REP_VERSION, O_REP_DEPTH,
-	O_REP_CREDITS, O_REP_MAX_IO, O_REP_LEN,
+	O_REP_CREDITS, O_REP_MAX_IO, O_REP_LEN, O_GAP_MS, O_HOLD_S,
 	NR_OPTS
 };
 
@@ -216,10 +233,14 @@ static struct fz_opt opts[NR_OPTS] = {
 	[O_REP_CREDITS]	= { "rep_credits", NULL, 0, 0xffffffff },
 	[O_REP_MAX_IO]	= { "rep_max_io", NULL, 0, 0xffffffff },
 	[O_REP_LEN]	= { "rep_len", NULL, KRT_CM_REP_LEN, 196 },
+	[O_GAP_MS]	= { "gap_ms", NULL, 300, 60000 },
+	[O_HOLD_S]	= { "hold_s", NULL, 60, 3600 },
 };
 
 static const char *opt_src;	/* src=: source address of connections */
 static const char *opt_addr;	/* addr=: the server's bind address */
+static const char *opt_file;	/* file=: where lend_rkey/steal_rkey meet */
+static const char *opt_steal = "rwi";	/* steal=: steal_rkey's tries, in order */
 
 static unsigned long long ov(enum fz_opt_id id)
 {
@@ -233,17 +254,18 @@ static void fz_usage(void)
 {
 	fprintf(stderr,
 		"usage: krt_fuzz connect ADDR PORT [field=value ...] [count=N] [hold=S]\n"
-		"       krt_fuzz send ADDR PORT CASE [field=value ...] [wait=S]\n"
+		"       krt_fuzz send ADDR PORT CASE [field=value ...] [wait=S] [n=N] [gap_ms=MS]\n"
 		"       krt_fuzz server PORT CASE [addr=ADDR] [wait=S] [timeout=S] [target=N]\n"
+		"                [file=PATH] [hold_s=S] [steal=TRIES]\n"
 		"fields: magic version index conn_count pool depth node credits max_io\n"
 		"        hb_ms hb_misses reserved len pool_step index_step src proto\n"
 		"send cases: bad_magic bad_version short len_mismatch bad_opcode unknown_flags\n"
 		"        inv_without_data read_and_write data_len_over data_len_zero\n"
 		"        data_fields_without_data credits_overflow heartbeat_with_data\n"
-		"        valid heartbeat\n"
+		"        valid heartbeat withhold_credits return_credits\n"
 		"server cases: tag_out_of_range wrong_generation duplicate_reply\n"
 		"        reply_with_flags credits_overflow foreign_inv request_to_client\n"
-		"        reply_short valid\n");
+		"        reply_short valid lend_rkey steal_rkey\n");
 	exit(2);
 }
 
@@ -264,6 +286,18 @@ static void parse_opt(const char *arg)
 	}
 	if (klen == 4 && !strncmp(arg, "addr", 4)) {
 		opt_addr = eq + 1;
+		return;
+	}
+	if (klen == 4 && !strncmp(arg, "file", 4)) {
+		opt_file = eq + 1;
+		return;
+	}
+	if (klen == 5 && !strncmp(arg, "steal", 5)) {
+		opt_steal = eq + 1;
+		if (strspn(opt_steal, "rwi") != strlen(opt_steal)) {
+			fprintf(stderr, "krt_fuzz: steal is a string of r, w and i\n");
+			fz_usage();
+		}
 		return;
 	}
 	for (i = 0; i < NR_OPTS; i++) {
@@ -329,6 +363,7 @@ enum fz_state {
 #define FZ_WR_RECV	0x100000000ULL
 #define FZ_WR_SEND	0x200000000ULL
 #define FZ_WR_RDMA	0x300000000ULL
+#define FZ_WR_STEAL	0x400000000ULL	/* steal_rkey's RDMA READ/WRITE */
 #define FZ_WR_KIND(id)	((id) & ~0xffffffffULL)
 #define FZ_WR_IDX(id)	((unsigned int)((id) & 0xffffffffULL))
 
@@ -349,7 +384,7 @@ struct fz_conn {
 	unsigned int		pool, index;
 	struct rdma_cm_id	*id;
 	enum fz_state		state;
-	double			t_start, t_up;
+	double			t_start, t_up, t_gone;
 	struct ibv_pd		*pd;
 	struct ibv_comp_channel	*cc;
 	struct ibv_cq		*cq;
@@ -376,6 +411,7 @@ struct fz_conn {
 	__u32			tag_sent;
 	__u64			req_id_sent;
 	bool			got_reply;
+	unsigned int		nr_replies;
 	struct krt_msg_hdr	reply;
 	unsigned int		reply_bytes;
 };
@@ -707,6 +743,8 @@ static void drain_cq(struct fz_conn *c)
 		n = ibv_poll_cq(c->cq, 16, wc);
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
+				if (!c->t_gone)
+					c->t_gone = now_s();
 				if (!c->qp_error)
 					printf("completion-error conn=%u %s (%s)\n", c->nr,
 					       ibv_wc_status_str(wc[i].status),
@@ -879,6 +917,8 @@ static void client_event(struct fz_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (!c->t_gone)
+			c->t_gone = now_s();
 		if (c->state == FZ_UP) {
 			printf("disconnected conn=%u pool=%u index=%u after=%.1fs\n", c->nr,
 			       c->pool, c->index, now_s() - c->t_up);
@@ -1006,14 +1046,16 @@ enum fz_send_case {
 	S_BAD_MAGIC, S_BAD_VERSION, S_SHORT, S_LEN_MISMATCH, S_BAD_OPCODE,
 	S_UNKNOWN_FLAGS, S_INV_WITHOUT_DATA, S_READ_AND_WRITE, S_DATA_LEN_OVER,
 	S_DATA_LEN_ZERO, S_DATA_FIELDS_WITHOUT_DATA, S_CREDITS_OVERFLOW,
-	S_HEARTBEAT_WITH_DATA, S_VALID, S_HEARTBEAT, NR_SEND_CASES
+	S_HEARTBEAT_WITH_DATA, S_VALID, S_HEARTBEAT, S_WITHHOLD_CREDITS,
+	S_RETURN_CREDITS, NR_SEND_CASES
 };
 
 static const char * const send_case_names[NR_SEND_CASES] = {
 	"bad_magic", "bad_version", "short", "len_mismatch", "bad_opcode",
 	"unknown_flags", "inv_without_data", "read_and_write", "data_len_over",
 	"data_len_zero", "data_fields_without_data", "credits_overflow",
-	"heartbeat_with_data", "valid", "heartbeat",
+	"heartbeat_with_data", "valid", "heartbeat", "withhold_credits",
+	"return_credits",
 };
 
 static void send_wc(struct fz_conn *c, struct ibv_wc *wc)
@@ -1029,6 +1071,7 @@ static void send_wc(struct fz_conn *c, struct ibv_wc *wc)
 	memcpy(&c->reply, h, wc->byte_len < sizeof(c->reply) ? wc->byte_len : sizeof(c->reply));
 	c->reply_bytes = wc->byte_len;
 	c->got_reply = true;
+	c->nr_replies++;
 	bad = check_msg(c, &c->reply, wc->byte_len, KRT_OP_REP);
 	printf("reply tag=0x%08x status=%d credits=%u len=%u bytes=%u",
 	       be32toh(c->reply.tag), (int)be32toh(c->reply.status), be16toh(c->reply.credits),
@@ -1150,6 +1193,52 @@ static bool send_wait_reply(struct fz_conn *c, double s)
 	return c->got_reply;
 }
 
+/*
+ * withhold_credits and return_credits: n well-formed requests to the
+ * unused service, one every gap_ms without waiting for replies (as long as
+ * we hold a credit), so the server is never idle for long.  withhold_credits
+ * returns no credit (header credits always 0): once the server spent the
+ * credits of our connect data, its replies wait; return_credits is the
+ * same traffic with credits returned.  Return: the replies received.
+ */
+static unsigned int send_paced(struct fz_conn *c, enum fz_send_case k, double *t_wait)
+{
+	unsigned int i, bytes, n = ov(O_N);
+	struct krt_msg_hdr *h;
+	__u8 msg[KRT_MSG_BUF];
+	char what[160];
+	double next;
+
+	*t_wait = 0;
+	for (i = 0; i < n && !send_gone(c) && !fz_stop; i++) {
+		if (!c->credits) {
+			printf("note: no credit left after %u requests\n", i);
+			break;
+		}
+		bytes = craft_req(c, S_VALID, msg, i + 1, what, sizeof(what));
+		h = (struct krt_msg_hdr *)msg;
+		if (k == S_WITHHOLD_CREDITS)
+			h->credits = 0;
+		c->got_reply = false;
+		if (post_msg(c, msg, bytes, false, 0))
+			break;
+		if (i == 0)
+			printf("sent %s: %u x %s, every %llu ms, credits %s\n", send_case_names[k],
+			       n, what, ov(O_GAP_MS),
+			       k == S_WITHHOLD_CREDITS ? "never returned" : "returned");
+		/* the server spent the credits of our connect data: this reply waits */
+		if (k == S_WITHHOLD_CREDITS && i == ov(O_CREDITS)) {
+			*t_wait = now_s();
+			printf("withheld: request %u is the first whose reply has no credit\n",
+			       i + 1);
+		}
+		next = now_s() + ov(O_GAP_MS) / 1000.0;
+		while (!send_gone(c) && !fz_stop && now_s() < next)
+			pump(50);
+	}
+	return c->nr_replies;
+}
+
 static int do_send(int argc, char **argv)
 {
 	unsigned int i, n, replies = 0, ok = 0, bytes;
@@ -1157,7 +1246,7 @@ static int do_send(int argc, char **argv)
 	char what[160];
 	__u8 msg[KRT_MSG_BUF];
 	struct fz_conn *c;
-	double t, end;
+	double t, end, t_wait = 0;
 	int want;
 
 	if (argc < 5)
@@ -1180,6 +1269,10 @@ static int do_send(int argc, char **argv)
 	}
 	n = (k == S_VALID || k == S_HEARTBEAT) ? ov(O_N) : 1;
 	want = k == S_HEARTBEAT ? 0 : -EPROTONOSUPPORT;
+	if (k == S_WITHHOLD_CREDITS || k == S_RETURN_CREDITS) {
+		replies = send_paced(c, k, &t_wait);
+		n = 0;
+	}
 	for (i = 0; i < n && !send_gone(c); i++) {
 		if (!c->credits) {
 			printf("note: no credit left after %u requests\n", i);
@@ -1208,11 +1301,16 @@ static int do_send(int argc, char **argv)
 	}
 	if (k == S_VALID || k == S_HEARTBEAT)
 		printf("replies %u of %u, %u as expected (status %d)\n", replies, n, ok, want);
+	if (k == S_WITHHOLD_CREDITS || k == S_RETURN_CREDITS)
+		printf("replies %u to %llu requests\n", replies, ov(O_N));
 	t = now_s();
 	end = t + ov(O_WAIT);
 	while (!send_gone(c) && now_s() < end && !fz_stop)
 		pump(100);
-	if (send_gone(c))
+	if (send_gone(c) && t_wait)
+		printf("result %s reset after=%.1fs waited=%.1fs\n", send_case_names[k],
+		       now_s() - t, c->t_gone - t_wait);
+	else if (send_gone(c))
 		printf("result %s reset after=%.1fs\n", send_case_names[k], now_s() - t);
 	else
 		printf("result %s alive for=%.0fs\n", send_case_names[k], ov(O_WAIT) * 1.0);
@@ -1228,13 +1326,14 @@ static int do_send(int argc, char **argv)
 enum fz_srv_case {
 	V_TAG_OUT_OF_RANGE, V_WRONG_GENERATION, V_DUPLICATE_REPLY,
 	V_REPLY_WITH_FLAGS, V_CREDITS_OVERFLOW, V_FOREIGN_INV,
-	V_REQUEST_TO_CLIENT, V_REPLY_SHORT, V_VALID, NR_SRV_CASES
+	V_REQUEST_TO_CLIENT, V_REPLY_SHORT, V_VALID, V_LEND_RKEY, V_STEAL_RKEY,
+	NR_SRV_CASES
 };
 
 static const char * const srv_case_names[NR_SRV_CASES] = {
 	"tag_out_of_range", "wrong_generation", "duplicate_reply",
 	"reply_with_flags", "credits_overflow", "foreign_inv",
-	"request_to_client", "reply_short", "valid",
+	"request_to_client", "reply_short", "valid", "lend_rkey", "steal_rkey",
 };
 
 static enum fz_srv_case srv_case;
@@ -1242,6 +1341,58 @@ static struct rdma_cm_id *srv_lid;
 static struct fz_conn *srv_target_conn;	/* where the case was played */
 static double srv_hold_until;		/* foreign_inv: waiting for a second request */
 static struct fz_sreq *srv_held;
+
+/* a case that answers every request validly, but for what it plays */
+static bool srv_no_craft(void)
+{
+	return srv_case == V_VALID || srv_case == V_LEND_RKEY || srv_case == V_STEAL_RKEY;
+}
+
+/* ---- lend_rkey and steal_rkey: one peer's rkey used by another ---- */
+
+static const char * const wc_status_names[] = {
+	[IBV_WC_SUCCESS] = "SUCCESS",
+	[IBV_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
+	[IBV_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
+	[IBV_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
+	[IBV_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
+	[IBV_WC_BAD_RESP_ERR] = "BAD_RESP_ERR",
+	[IBV_WC_LOC_ACCESS_ERR] = "LOC_ACCESS_ERR",
+	[IBV_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
+	[IBV_WC_REM_ACCESS_ERR] = "REM_ACCESS_ERR",
+	[IBV_WC_REM_OP_ERR] = "REM_OP_ERR",
+	[IBV_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
+	[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
+	[IBV_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
+	[IBV_WC_FATAL_ERR] = "FATAL_ERR",
+	[IBV_WC_RESP_TIMEOUT_ERR] = "RESP_TIMEOUT_ERR",
+	[IBV_WC_GENERAL_ERR] = "GENERAL_ERR",
+};
+
+static const char *wc_name(enum ibv_wc_status st)
+{
+	if ((unsigned int)st < ARRAY_SIZE(wc_status_names) && wc_status_names[st])
+		return wc_status_names[st];
+	return ibv_wc_status_str(st);
+}
+
+static bool srv_is_data(const struct fz_sreq *r)
+{
+	return be16toh(r->h.flags) & (KRT_MF_READ | KRT_MF_WRITE);
+}
+
+/* lend_rkey: the request held, its connection, until when, its id */
+static struct fz_sreq *srv_lent;
+static struct fz_conn *srv_lent_conn;
+static double srv_lent_until;
+static bool srv_lent_done;
+static __be64 srv_lent_id;
+/* steal_rkey: tries made, the last one's connection, request, WR and kind */
+static unsigned int srv_steals;
+static struct fz_conn *srv_steal_conn;
+static struct fz_sreq *srv_steal_req;
+static __u64 srv_steal_wr;
+static char srv_steal_what;
 
 static __u32 min_u32(__u32 a, __u32 b)
 {
@@ -1530,6 +1681,9 @@ static void srv_data_done(struct fz_conn *c, struct ibv_wc *wc)
 		return;
 	r->data_posted = false;
 	if (wc->status != IBV_WC_SUCCESS) {
+		if (srv_lent_done && r->h.req_id == srv_lent_id)
+			printf("lent request data conn=%u request=%u: status=%s\n", c->nr, r->n,
+			       wc_name(wc->status));
 		srv_reply(c, r, -EIO, false);
 		return;
 	}
@@ -1540,6 +1694,9 @@ static void srv_data_done(struct fz_conn *c, struct ibv_wc *wc)
 		for (i = 0; i < len; i++)
 			bad += p[i] != krt_pat(seed, i);
 	}
+	if (srv_lent_done && r->h.req_id == srv_lent_id)
+		printf("lent request data conn=%u request=%u%s: status=SUCCESS mismatches=%u\n",
+		       c->nr, r->n, be16toh(r->h.flags) & KRT_MF_RESENT ? " (re-sent)" : "", bad);
 	srv_reply(c, r, bad ? -EILSEQ : 0, false);
 }
 
@@ -1572,6 +1729,153 @@ static void srv_serve(struct fz_conn *c, struct fz_sreq *r)
 		srv_post_data(c, r, dir == KRT_MF_READ);
 	} else {
 		srv_reply(c, r, -EINVAL, false);
+	}
+}
+
+/*
+ * lend_rkey: write the rkey, address and length of the first data request
+ * to file= (whole, by a rename) and hold it unanswered, until FILE.go
+ * exists or hold_s seconds passed.  Return: true if @r is held.
+ */
+static bool srv_lend(struct fz_conn *c, struct fz_sreq *r)
+{
+	char tmp[1024];
+	FILE *f;
+	int ret;
+
+	if (srv_lent_done)
+		return false;
+	srv_lent_done = true;
+	srv_lent_id = r->h.req_id;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", opt_file);
+	f = fopen(tmp, "w");
+	if (!f) {
+		printf("note: cannot write %s: %s\n", tmp, strerror(errno));
+		return false;
+	}
+	ret = fprintf(f, "rkey=0x%08x addr=0x%llx len=%u flags=0x%x\n", be32toh(r->h.rkey),
+		      (unsigned long long)be64toh(r->h.addr), be32toh(r->h.data_len),
+		      be16toh(r->h.flags));
+	if (fclose(f) || ret < 0 || rename(tmp, opt_file)) {
+		printf("note: cannot write %s: %s\n", opt_file, strerror(errno));
+		return false;
+	}
+	r->held = true;
+	srv_lent = r;
+	srv_lent_conn = c;
+	srv_lent_until = now_s() + ov(O_HOLD_S);
+	printf("lent conn=%u request=%u rkey=0x%08x addr=0x%llx len=%u: held until %s.go\n",
+	       c->nr, r->n, be32toh(r->h.rkey), (unsigned long long)be64toh(r->h.addr),
+	       be32toh(r->h.data_len), opt_file);
+	return true;
+}
+
+/* lend_rkey: serve the held request once FILE.go exists (or hold_s ends) */
+static void srv_lend_release(void)
+{
+	struct fz_sreq *r = srv_lent;
+	struct fz_conn *c = srv_lent_conn;
+	char go[1024];
+
+	snprintf(go, sizeof(go), "%s.go", opt_file);
+	if (access(go, F_OK) && now_s() < srv_lent_until)
+		return;
+	srv_lent = NULL;
+	if (c->state != FZ_UP || c->qp_error) {
+		printf("released request=%u: its connection conn=%u is gone\n", r->n, c->nr);
+		return;
+	}
+	printf("released conn=%u request=%u: served now\n", c->nr, r->n);
+	r->held = false;
+	srv_serve(c, r);
+}
+
+/*
+ * steal_rkey: on the first data request of a connection, the next try of
+ * steal= with the rkey, address and length lend_rkey recorded in file=:
+ * r an RDMA READ of it, w an RDMA WRITE of 0xa5 bytes into it, i a reply
+ * to our own request by SEND_WITH_INV of that rkey.  Our own request is
+ * left unanswered (a failed try takes the connection down).  Return:
+ * true if @r was used for a try.
+ */
+static bool srv_steal(struct fz_conn *c, struct fz_sreq *r)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	__u8 out[KRT_MSG_BUF];
+	unsigned long long addr;
+	unsigned int rkey, len;
+	struct ibv_sge sge;
+	FILE *f;
+	int ret;
+
+	if (!opt_steal[srv_steals] || c == srv_steal_conn)
+		return false;
+	f = fopen(opt_file, "r");
+	if (!f) {
+		printf("note conn=%u: nothing to steal yet (%s)\n", c->nr, opt_file);
+		return false;
+	}
+	ret = fscanf(f, "rkey=%x addr=%llx len=%u", &rkey, &addr, &len);
+	fclose(f);
+	if (ret != 3) {
+		printf("note conn=%u: %s unreadable\n", c->nr, opt_file);
+		return false;
+	}
+	srv_steal_what = opt_steal[srv_steals++];
+	srv_steal_conn = c;
+	srv_steal_req = r;
+	r->held = true;
+	if (srv_steal_what == 'i') {
+		printf("steal conn=%u request=%u: SEND_WITH_INV of the lent rkey 0x%08x",
+		       c->nr, r->n, rkey);
+		printf(" (own rkey 0x%08x)\n", be32toh(r->h.rkey));
+		ret = srv_build_rep(c, r, 0, NULL, 0, out);
+		if (!post_msg(c, out, ret, true, rkey))
+			srv_steal_wr = FZ_WR_SEND | ((c->send_next - 1) % c->nr_send);
+		r->used = false;
+		return true;
+	}
+	if (len > c->data_size)
+		len = c->data_size;
+	memset(c->data, srv_steal_what == 'w' ? 0xa5 : 0, len);
+	sge.addr = (uintptr_t)c->data;
+	sge.length = len;
+	sge.lkey = c->dmr->lkey;
+	wr.wr_id = FZ_WR_STEAL;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = srv_steal_what == 'r' ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
+	printf("steal conn=%u request=%u: RDMA %s of %u bytes at 0x%llx with the lent rkey 0x%08x",
+	       c->nr, r->n, srv_steal_what == 'r' ? "READ" : "WRITE", len, addr, rkey);
+	printf(" (own rkey 0x%08x)\n", be32toh(r->h.rkey));
+	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	if (ret) {
+		printf("stolen %s: post failed: %s\n", srv_steal_what == 'r' ? "read" : "write",
+		       strerror(ret));
+		return true;
+	}
+	srv_steal_wr = FZ_WR_STEAL;
+	return true;
+}
+
+/* steal_rkey: what the device said of a try; a success is served on */
+static void srv_steal_done(struct fz_conn *c, struct ibv_wc *wc)
+{
+	char what = srv_steal_what;
+	struct fz_sreq *r = srv_steal_req;
+
+	srv_steal_wr = 0;
+	printf("stolen %s: status=%s conn=%u\n",
+	       what == 'r' ? "read" : what == 'w' ? "write" : "inv", wc_name(wc->status), c->nr);
+	if (wc->status == IBV_WC_SUCCESS && what == 'r')
+		printf("stolen read: first bytes %02x %02x %02x %02x\n", c->data[0], c->data[1],
+		       c->data[2], c->data[3]);
+	if (wc->status == IBV_WC_SUCCESS && what != 'i' && r->used) {
+		r->held = false;
+		srv_serve(c, r);
 	}
 }
 
@@ -1630,7 +1934,11 @@ static void srv_request(struct fz_conn *c, struct ibv_wc *wc)
 		srv_held = NULL;
 		return;
 	}
-	if (!c->crafted && srv_case != V_VALID && srv_eligible(r) &&
+	if (srv_case == V_LEND_RKEY && srv_is_data(r) && srv_lend(c, r))
+		return;
+	if (srv_case == V_STEAL_RKEY && srv_is_data(r) && srv_steal(c, r))
+		return;
+	if (!c->crafted && !srv_no_craft() && srv_eligible(r) &&
 	    ++c->nr_eligible == ov(O_TARGET)) {
 		if (srv_case == V_FOREIGN_INV && !srv_other_data(c, r)) {
 			srv_held = r;
@@ -1649,6 +1957,10 @@ static void srv_request(struct fz_conn *c, struct ibv_wc *wc)
 
 static void srv_wc(struct fz_conn *c, struct ibv_wc *wc)
 {
+	if (srv_steal_wr && c == srv_steal_conn && wc->wr_id == srv_steal_wr) {
+		srv_steal_done(c, wc);
+		return;
+	}
 	if (FZ_WR_KIND(wc->wr_id) == FZ_WR_RDMA) {
 		srv_data_done(c, wc);
 		return;
@@ -1680,6 +1992,10 @@ static int do_server(int argc, char **argv)
 	opts[O_TIMEOUT].val = 120;
 	for (j = 4; j < argc; j++)
 		parse_opt(argv[j]);
+	if ((k == V_LEND_RKEY || k == V_STEAL_RKEY) && !opt_file) {
+		fprintf(stderr, "krt_fuzz: %s needs file=PATH\n", srv_case_names[k]);
+		fz_usage();
+	}
 	settle_opts();
 	if (parse_addr(opt_addr ? opt_addr : "0.0.0.0", atoi(argv[2]), &ss))
 		return 1;
@@ -1700,6 +2016,8 @@ static int do_server(int argc, char **argv)
 	end = now_s() + ov(O_TIMEOUT);
 	while (!fz_stop && now_s() < end && !done) {
 		pump(100);
+		if (srv_lent)
+			srv_lend_release();
 		if (srv_held && now_s() > srv_hold_until) {
 			struct fz_conn *c = NULL;
 
@@ -1725,7 +2043,7 @@ static int do_server(int argc, char **argv)
 			up += fz_conns[i]->state == FZ_UP && !fz_conns[i]->qp_error;
 		}
 		printf("result %s %s served=%u connections=%u up=%u\n", srv_case_names[srv_case],
-		       srv_case != V_VALID ? "untriggered" : up ? "alive" : "reset", served,
+		       !srv_no_craft() ? "untriggered" : up ? "alive" : "reset", served,
 		       fz_nconns, up);
 	} else if (srv_target_conn->state != FZ_UP || srv_target_conn->qp_error) {
 		printf("result %s reset after=%.1fs\n", srv_case_names[srv_case],
