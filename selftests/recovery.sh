@@ -28,7 +28,7 @@ load() {
 # settle NAME PID OK_WANT ERRORS_WANT: wait for a load, check its counts
 settle() {
 	local name=$1 pid=$2 want=$3 err=$4 r
-	wait "$pid"
+	[ -z "$pid" ] || wait "$pid"
 	r=$(jq -r '"\(.ok)/\(.errors)/\(.mismatches)/\(.double_completions)"' "$TMPD/$name" 2>/dev/null)
 	diag "$name: ok/errors/mismatches/double = $r, resent $(j "$name" resent)," \
 		"first error '$(j "$name" first_error_name)'"
@@ -217,6 +217,146 @@ dropped_messages() {
 	check_eq "$(j d3 ok)" 50 "pings afterwards"
 }
 
+# cfield PEER INDEX FIELD: a line of peers/PEER/conns/INDEX/state
+cfield() { awk -v f="$3:" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "$KRT_DBG/peers/$1/conns/$2/state"; }
+# dropped_by: fault_dropped of each connection of rc, as "a b c d"
+dropped_by() {
+	local i out=""
+	for ((i = 0; i < N; i++)); do out="$out $(cfield rc $i fault_dropped)"; done
+	echo "${out# }"
+}
+
+# fault/drop_rx_conn: messages lost on one connection of the pool only.
+# Pings (no data) whose reply is lost fail ETIMEDOUT at their deadline,
+# the others succeed, the connection stays; data requests whose reply is
+# lost time out and reset that connection, as with fault/drop_rx, the
+# rest is re-sent and the connection comes back.  Bad writes change nothing.
+drop_rx_conn() {
+	local d0 r0 p1 w
+	d0=$(dp dropped)
+	r0=$(dp resets)
+	check_eq "$(dropped_by)" "0 0 0 0" "per-connection drops before"
+	echo "rc 1 3" > "$KRT_DBG/fault/drop_rx_conn" || fail "drop_rx_conn rc 1 3 refused"
+	check_eq "$(cfield rc 1 fault_drop_rx)" 3 "drop_rx_conn armed"
+	"$KRTCTL" -j ping rc count 200 timeout 1000 > "$TMPD/dc1"
+	settle dc1 "" 197 3
+	check_eq "$(j dc1 first_error_name)" "Connection timed out" "lost ping replies"
+	check_eq "$(dropped_by)" "0 3 0 0" "messages dropped per connection"
+	check_eq "$(cfield rc 1 fault_drop_rx)" 0 "drop_rx_conn taken"
+	check_eq "$(($(dp dropped) - d0))" 3 "messages dropped (module-wide count)"
+	check_eq "$(dp resets)" "$r0" "resets after lost pings (no data: none)"
+	check_eq "$(conns_up rc)" $N "pool after lost pings"
+	# verified writes: lost replies of data requests reset the connection
+	echo "rc 2 2" > "$KRT_DBG/fault/drop_rx_conn" || fail "drop_rx_conn rc 2 2 refused"
+	load dc2 rc op write size 16k count 3000 threads 4 depth 8 timeout 3000; p1=$LOAD_PID
+	wait "$p1"
+	w=$(jq -r '"\(.ok + .errors)/\(.mismatches)/\(.double_completions)"' "$TMPD/dc2")
+	diag "drop_rx_conn write: $(jq -r '"\(.ok) ok, \(.errors) errors (\(.first_error_name)), \(.resent) re-sent"' "$TMPD/dc2")"
+	check_eq "$w" "3000/0/0" "writes: ok + errors/mismatches/double"
+	# both lost replies time out (or the second is re-sent when the
+	# first one's reset comes before its deadline)
+	case $(j dc2 errors) in
+	1|2) check_eq "$(j dc2 first_error_name)" "Connection timed out" "lost write replies";;
+	*) fail "writes with a lost reply: $(j dc2 errors) errors, want 1 or 2";;
+	esac
+	check_eq "$(dropped_by)" "0 3 2 0" "messages dropped per connection"
+	[ "$(dp resets)" -gt "$r0" ] || fail "the data requests' connection was not reset"
+	check_eq "$(cfield rc 2 reason)" "request with data timed out" "reason of connection 2"
+	back_up rc $N "drop_rx_conn"
+	# refused: unknown peer, unknown index, missing or extra words, garbage
+	for w in "nosuch 0 1" "rc 99 1" "rc 1" "rc" "rc 1 1 1" "rc x 1" "rc 1 -1" "rc 1 1x" "" \
+		 "rc 1 99999999999"; do
+		echo "$w" 2> /dev/null > "$KRT_DBG/fault/drop_rx_conn" && fail "drop_rx_conn '$w' taken"
+	done
+	for ((w = 0; w < N; w++)); do
+		check_eq "$(cfield rc $w fault_drop_rx)" 0 "connection $w after refused writes"
+	done
+	"$KRTCTL" -j ping rc count 50 timeout 5000 > "$TMPD/dc3"
+	check_eq "$(j dc3 ok)" 50 "pings afterwards"
+	check_eq "$(dropped_by)" "0 3 2 0" "messages dropped per connection at the end"
+}
+
+# fault/delay_rx: messages handled late on one connection.  Below the
+# deadline, replies (client side) or requests (server side) complete OK,
+# late by the delay, with no reset.  Past a ping's deadline the ping fails
+# ETIMEDOUT once, its late reply is counted and discarded, nothing resets
+# and later pings succeed.  Past a data request's deadline its connection
+# resets with replies still held: they are forgotten with the queue, the
+# request fails ETIMEDOUT once, the others are re-sent.  Bad writes refused.
+delay_rx() {
+	local r0 l0 t0 e0 in lat p1 w
+	r0=$(dp resets)
+	l0=$(dp late_replies)
+	t0=$(dp timeouts)
+	# (a) below the deadline: pings, verified reads, a server's requests
+	echo "rc 0 300 5" > "$KRT_DBG/fault/delay_rx" || fail "delay_rx rc 0 300 5 refused"
+	check_eq "$(cfield rc 0 fault_delay_rx)" "300 5" "delay_rx armed"
+	e0=$(cfield rc 0 fault_delayed)
+	"$KRTCTL" -j ping rc count 40 timeout 5000 > "$TMPD/dl1"
+	settle dl1 "" 40 0
+	lat=$(j dl1 lat_max_ns)
+	diag "delayed pings: max latency $((lat / 1000000)) ms (delay 300 ms)"
+	[ "$lat" -ge 300000000 ] || fail "delayed pings: max latency $lat ns < 300 ms"
+	check_eq "$(($(cfield rc 0 fault_delayed) - e0))" 5 "replies delayed on connection 0"
+	check_eq "$(cfield rc 0 fault_delay_rx)" "300 0" "delay_rx taken"
+	echo "rc 1 300 5" > "$KRT_DBG/fault/delay_rx" || fail "delay_rx rc 1 300 5 refused"
+	load dl2 rc op read size 64k count 200 threads 2 depth 4 timeout 10000; p1=$LOAD_PID
+	settle dl2 "$p1" 200 0
+	lat=$(j dl2 lat_max_ns)
+	diag "delayed reads: max latency $((lat / 1000000)) ms (delay 300 ms)"
+	[ "$lat" -ge 300000000 ] || fail "delayed reads: max latency $lat ns < 300 ms"
+	check_eq "$(cfield rc 1 fault_delay_rx)" "300 0" "delay_rx taken (reads)"
+	in=$("$KRTCTL" -j peer show | jq -r '[.[] | select(.direction == "inbound")][0].name')
+	echo "$in 0 300 3" > "$KRT_DBG/fault/delay_rx" || fail "delay_rx $in 0 300 3 refused"
+	"$KRTCTL" -j ping rc count 40 timeout 5000 > "$TMPD/dl3"
+	settle dl3 "" 40 0
+	lat=$(j dl3 lat_max_ns)
+	diag "pings with delayed requests (server side): max latency $((lat / 1000000)) ms"
+	[ "$lat" -ge 300000000 ] || fail "delayed requests: max latency $lat ns < 300 ms"
+	check_eq "$(dp resets)" "$r0" "resets with delays below the deadline"
+	check_eq "$(dp late_replies)" "$l0" "late replies with delays below the deadline"
+	check_eq "$(dp timeouts)" "$t0" "timeouts with delays below the deadline"
+	# (b) past a ping's deadline: ETIMEDOUT once, the late reply discarded
+	echo "rc 0 1500 3" > "$KRT_DBG/fault/delay_rx" || fail "delay_rx rc 0 1500 3 refused"
+	"$KRTCTL" -j ping rc count 30 timeout 500 > "$TMPD/dl4"
+	settle dl4 "" 27 3
+	check_eq "$(j dl4 first_error_name)" "Connection timed out" "pings past their deadline"
+	busywait 5000 bash -c "[ \$(awk '\$1 == \"late_replies:\" { print \$2 }' $KRT_DBG/dp) -ge $((l0 + 3)) ]" ||
+		diag "late replies not all seen yet"
+	check_eq "$(($(dp late_replies) - l0))" 3 "late replies counted"
+	check_eq "$(($(dp timeouts) - t0))" 3 "timeouts counted"
+	check_eq "$(dp resets)" "$r0" "resets after late pings (no data: none)"
+	check_eq "$(cfield rc 0 state)" active "connection 0 after late replies"
+	"$KRTCTL" -j ping rc count 50 timeout 5000 > "$TMPD/dl5"
+	settle dl5 "" 50 0
+	# (c) past a data request's deadline: reset with replies held
+	echo "rc 3 2000 2" > "$KRT_DBG/fault/delay_rx" || fail "delay_rx rc 3 2000 2 refused"
+	load dl6 rc op read size 64k count 300 threads 2 depth 4 timeout 800; p1=$LOAD_PID
+	wait "$p1"
+	w=$(jq -r '"\(.ok + .errors)/\(.mismatches)/\(.double_completions)"' "$TMPD/dl6")
+	diag "reads past their deadline: $(jq -r '"\(.ok) ok, \(.errors) errors (\(.first_error_name)), \(.resent) re-sent"' "$TMPD/dl6")"
+	check_eq "$w" "300/0/0" "reads: ok + errors/mismatches/double"
+	case $(j dl6 errors) in
+	1|2) check_eq "$(j dl6 first_error_name)" "Connection timed out" "reads held past their deadline";;
+	*) fail "reads held past their deadline: $(j dl6 errors) errors, want 1 or 2";;
+	esac
+	[ "$(dp resets)" -gt "$r0" ] || fail "the held reads' connection was not reset"
+	check_eq "$(cfield rc 3 reason)" "request with data timed out" "reason of connection 3"
+	back_up rc $N "delay_rx"
+	echo "rc 3 0 0" > "$KRT_DBG/fault/delay_rx" || fail "delay_rx rc 3 0 0 (disarm) refused"
+	# refused: no such peer or index, delay 0 or too long, missing words, garbage
+	for w in "nosuch 0 100 1" "rc 99 100 1" "rc 0 0 1" "rc 0 60001 1" "rc 0 100" "rc 0" \
+		 "rc 0 abc 1" "rc 0 100 1 1" "rc 0 100 -1" ""; do
+		echo "$w" 2> /dev/null > "$KRT_DBG/fault/delay_rx" && fail "delay_rx '$w' taken"
+	done
+	for ((w = 0; w < N; w++)); do
+		check_eq "$(cfield rc $w fault_delay_rx | awk '{ print $2 }')" 0 \
+			"connection $w after refused writes"
+	done
+	"$KRTCTL" -j ping rc count 50 timeout 5000 > "$TMPD/dl7"
+	check_eq "$(j dl7 ok)" 50 "pings afterwards"
+}
+
 # the listener goes and the pool is recycled: requests wait for the pool
 # (shorter than loss_timeout: no error); past loss_timeout the peer is
 # down and requests fail with ENOTCONN; with the listener back the pool
@@ -353,7 +493,7 @@ teardown() {
 	unload_krt
 }
 
-ktap_plan 12
+ktap_plan 14
 run_case setup setup
 run_case 50_resets_under_load_no_error resets_under_load
 run_case noretry_fails_others_resent noretry
@@ -361,6 +501,8 @@ run_case peer_reconnect_under_load peer_reconnect
 run_case fatal_qp_event_under_load qp_fatal
 run_case heartbeat_detects_silent_peer heartbeat
 run_case dropped_request_and_reply dropped_messages
+run_case drop_rx_one_connection drop_rx_conn
+run_case delay_rx_late_and_past_deadline delay_rx
 run_case loss_timeout_wait_then_enotconn loss_timeout
 run_case failed_attempts_counted failed_attempts
 run_case rdma_link_del_add_10x_under_load device_cycles

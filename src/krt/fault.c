@@ -24,6 +24,15 @@
  * ``qp_fatal`` (a fatal QP event on one connection), ``dump_intr`` (the
  * next N parts of peer, connection and statistics dumps after a first one
  * find krt's lists changed, as a ``peer add`` between them would).
+ *
+ * Per connection, written as ``PEER INDEX ...`` and kept in the
+ * connection (struct krt_conn_fi), so that they outlive a reconnect:
+ * ``drop_rx_conn`` (``PEER INDEX N``: drop the next N messages that
+ * connection receives, as ``drop_rx`` does module-wide) and ``delay_rx``
+ * (``PEER INDEX MS N``: handle the next N messages it receives MS
+ * milliseconds late; see krt_q_hold_rx() in queue.c).  Neither takes a
+ * heartbeat; ``N`` 0 disarms.  What each took is shown as
+ * ``fault_dropped`` and ``fault_delayed`` in ``conns/<index>/state``.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -112,6 +121,55 @@ bool krt_fault_drop_rep_take(void)
 u32 krt_fault_corrupt_take(void)
 {
 	return xchg(&krt_fi_corrupt_msg, 0);
+}
+
+/**
+ * krt_fault_conn_drop_take() - whether to drop this message @conn received
+ * @conn: the connection
+ *
+ * Return: true while its fault/drop_rx_conn counts down (counted).
+ */
+bool krt_fault_conn_drop_take(struct krt_conn *conn)
+{
+	if (!krt_fault_take(&conn->fi.drop_rx))
+		return false;
+	atomic64_inc(&conn->fi.dropped);
+	return true;
+}
+
+/**
+ * krt_fault_conn_delay_take() - how late to handle this message @conn received
+ * @conn: the connection
+ *
+ * Return: milliseconds while its fault/delay_rx counts down (counted), or 0.
+ */
+u32 krt_fault_conn_delay_take(struct krt_conn *conn)
+{
+	u32 ms;
+
+	if (!krt_fault_take(&conn->fi.delay_n))
+		return 0;
+	/* ORDER: the count (cmpxchg(), a full barrier), then its delay */
+	ms = READ_ONCE(conn->fi.delay_ms);
+	if (!ms)
+		return 0;
+	atomic64_inc(&conn->fi.delayed);
+	return ms;
+}
+
+/**
+ * krt_fault_conn_show() - a connection's fault knobs, for debugfs
+ * @conn: the connection
+ * @m: its state file
+ */
+void krt_fault_conn_show(struct krt_conn *conn, struct seq_file *m)
+{
+	seq_printf(m, "fault_drop_rx: %u\nfault_delay_rx: %u %u\n",
+		   READ_ONCE(conn->fi.drop_rx), READ_ONCE(conn->fi.delay_ms),
+		   READ_ONCE(conn->fi.delay_n));
+	seq_printf(m, "fault_dropped: %lld\nfault_delayed: %lld\n",
+		   atomic64_read(&conn->fi.dropped),
+		   atomic64_read(&conn->fi.delayed));
 }
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
@@ -208,6 +266,112 @@ static const struct file_operations krt_fault_qp_fatal_fops = {
 	.llseek	= noop_llseek,
 };
 
+/* the longest fault/delay_rx delay, in ms */
+#define KRT_FAULT_DELAY_MAX	60000
+
+/*
+ * Parse "PEER INDEX V1 .. Vn" of a per-connection knob: exactly 2 + @nr
+ * words, numbers in decimal (or 0x), nothing else.  Return: 0 or -EINVAL.
+ */
+static int krt_fault_parse_conn(char *line, char *name, u32 *index, u32 *v,
+				u32 nr)
+{
+	char *word, *cur = strim(line);
+	u32 n = 0;
+
+	while ((word = strsep(&cur, " \t")) != NULL) {
+		if (!*word)
+			continue;	/* runs of blanks */
+		if (n == 0) {
+			if (strscpy(name, word, KRT_PEER_NAME_MAX) < 0)
+				return -EINVAL;
+		} else if (n > nr + 1 ||
+			   kstrtou32(word, 0, n == 1 ? index : &v[n - 2])) {
+			return -EINVAL;
+		}
+		n++;
+	}
+	return n == nr + 2 ? 0 : -EINVAL;
+}
+
+/*
+ * Read and parse a per-connection knob's write, look the connection up.
+ * Return: the connection with a reference, or an ERR_PTR (-EINVAL for a
+ * malformed line, -ENOENT for no such peer or index).
+ */
+static struct krt_conn *krt_fault_conn_write(const char __user *buf, size_t len,
+					     u32 *v, u32 nr)
+{
+	char line[KRT_PEER_NAME_MAX + 48], name[KRT_PEER_NAME_MAX];
+	struct krt_conn *conn;
+	u32 index;
+	int ret;
+
+	if (len >= sizeof(line))
+		return ERR_PTR(-EINVAL);
+	if (copy_from_user(line, buf, len))
+		return ERR_PTR(-EFAULT);
+	line[len] = 0;
+	ret = krt_fault_parse_conn(line, name, &index, v, nr);
+	if (ret)
+		return ERR_PTR(ret);
+	conn = krt_conn_get_by_name(name, index);
+	return conn ?: ERR_PTR(-ENOENT);
+}
+
+/* fault/drop_rx_conn: "PEER INDEX N" drops the next N messages it receives */
+static ssize_t krt_fault_drop_conn_write(struct file *f, const char __user *buf,
+					 size_t len, loff_t *ppos)
+{
+	struct krt_conn *conn;
+	u32 n;
+
+	conn = krt_fault_conn_write(buf, len, &n, 1);
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+	WRITE_ONCE(conn->fi.drop_rx, n);
+	krt_conn_put(conn);
+	return len;
+}
+
+static const struct file_operations krt_fault_drop_conn_fops = {
+	.owner	= THIS_MODULE,
+	.write	= krt_fault_drop_conn_write,
+	.llseek	= noop_llseek,
+};
+
+/*
+ * fault/delay_rx: "PEER INDEX MS N" holds the next N messages it receives
+ * for MS (1..KRT_FAULT_DELAY_MAX) ms each; N 0 disarms (MS is then any)
+ */
+static ssize_t krt_fault_delay_write(struct file *f, const char __user *buf,
+				     size_t len, loff_t *ppos)
+{
+	struct krt_conn *conn;
+	u32 v[2];
+
+	conn = krt_fault_conn_write(buf, len, v, 2);
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+	if (v[1] && (!v[0] || v[0] > KRT_FAULT_DELAY_MAX)) {
+		krt_conn_put(conn);
+		return -EINVAL;
+	}
+	/* ORDER: no message takes the old count with the new delay */
+	WRITE_ONCE(conn->fi.delay_n, 0);
+	WRITE_ONCE(conn->fi.delay_ms, v[0]);
+	smp_wmb();	/* the delay before the count: see krt_fault_conn_delay_take() */
+	WRITE_ONCE(conn->fi.delay_n, v[1]);
+	krt_conn_put(conn);
+	return len;
+}
+
+static const struct file_operations krt_fault_delay_fops = {
+	.owner	= THIS_MODULE,
+	.write	= krt_fault_delay_write,
+	.llseek	= noop_llseek,
+};
+
 /**
  * krt_fault_init() - create the fault/ folder
  * @root: krt's debugfs folder
@@ -226,6 +390,8 @@ void krt_fault_init(struct dentry *root)
 	debugfs_create_u32("reconnect", 0600, fault, &krt_fi_reconnect);
 	debugfs_create_file("hold_replies", 0600, fault, NULL, &krt_fault_hold_fops);
 	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_fault_qp_fatal_fops);
+	debugfs_create_file("drop_rx_conn", 0200, fault, NULL, &krt_fault_drop_conn_fops);
+	debugfs_create_file("delay_rx", 0200, fault, NULL, &krt_fault_delay_fops);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 	/* quiet by default: fail-nth sweeps pass through these points too */
 	krt_fault_connect_attr.verbose = 0;

@@ -238,6 +238,26 @@ struct krt_peer;
 struct krt_queue;
 
 /**
+ * struct krt_conn_fi - fault knobs of one connection (KRT_FAULT=y builds)
+ * @drop_rx: drop the next N messages received (fault/drop_rx_conn); no
+ *	lock: written by the knob, counted down with cmpxchg()
+ * @delay_n: hold the next N messages received (fault/delay_rx); as @drop_rx
+ * @delay_ms: how long each of them is held; no lock (READ_ONCE)
+ * @dropped: messages dropped by @drop_rx, across reconnects
+ * @delayed: messages held by @delay_n, across reconnects
+ *
+ * Heartbeats are never taken.  They live with the connection, not its
+ * queue, so that a knob armed before a reconnect still applies after it.
+ */
+struct krt_conn_fi {
+	u32		drop_rx;
+	u32		delay_n;
+	u32		delay_ms;
+	atomic64_t	dropped;
+	atomic64_t	delayed;
+};
+
+/**
  * struct krt_conn - one RC connection of a peer's pool
  * @ctx: KRT_CM_CONN
  * @ref: lifetime: the pool holds one reference
@@ -288,6 +308,7 @@ struct krt_queue;
  * @st: counters and histograms, across reconnects
  * @qp_id: the cm id whose QP @q, @cq, @pd and @dev belong to; krt_pool_lock
  * @release_lock: serialises krt_conn_release() (taken before krt_pool_lock)
+ * @fi: its fault knobs (fault.c), in KRT_FAULT=y builds only
  */
 struct krt_conn {
 	enum krt_cm_ctx		ctx;
@@ -332,6 +353,9 @@ struct krt_conn {
 	struct krt_stats	st;
 	struct rdma_cm_id	*qp_id;
 	struct mutex		release_lock;	/* krt_conn_release() */
+#ifdef KRT_FAULT_INJECTION
+	struct krt_conn_fi	fi;
+#endif
 };
 
 /**
@@ -533,6 +557,7 @@ int krt_peer_set(const char *name, const struct krt_peer_params *prm,
 int krt_peer_reconnect(const char *name, struct netlink_ext_ack *extack);
 int krt_conn_reset(const char *name, u32 index, struct netlink_ext_ack *extack);
 int krt_conn_inject_fatal(const char *name, u32 index);
+struct krt_conn *krt_conn_get_by_name(const char *name, u32 index);
 u32 krt_peer_next_attempt_ms(struct krt_peer *peer, bool *scheduled);
 u32 krt_peer_loss_left_ms(struct krt_peer *peer, bool *counting);
 u32 krt_peer_attempt(struct krt_peer *peer);
@@ -738,6 +763,9 @@ bool krt_fault_drop_take(void);
 bool krt_fault_drop_rep_take(void);
 u32 krt_fault_corrupt_take(void);
 bool krt_fault_dump_intr(void);
+bool krt_fault_conn_drop_take(struct krt_conn *conn);
+u32 krt_fault_conn_delay_take(struct krt_conn *conn);
+void krt_fault_conn_show(struct krt_conn *conn, struct seq_file *m);
 
 /* fault/mask_frwr: devices added from now on lack FRWR */
 static inline bool krt_fault_mask_frwr(void)
@@ -773,6 +801,18 @@ static inline bool krt_fault_drop_reply(void)
 static inline bool krt_fault_silent(void)
 {
 	return unlikely(READ_ONCE(krt_fi_silent));
+}
+
+/* fault/drop_rx_conn: drop this message @conn received (counted down) */
+static inline bool krt_fault_conn_drop(struct krt_conn *conn)
+{
+	return unlikely(READ_ONCE(conn->fi.drop_rx)) && krt_fault_conn_drop_take(conn);
+}
+
+/* fault/delay_rx: ms to hold this message @conn received (counted down), or 0 */
+static inline u32 krt_fault_conn_delay(struct krt_conn *conn)
+{
+	return unlikely(READ_ONCE(conn->fi.delay_n)) ? krt_fault_conn_delay_take(conn) : 0;
 }
 #else
 static inline void krt_fault_init(struct dentry *root)
@@ -817,6 +857,20 @@ static inline bool krt_fault_drop_reply(void)
 static inline bool krt_fault_silent(void)
 {
 	return false;
+}
+
+static inline bool krt_fault_conn_drop(struct krt_conn *conn)
+{
+	return false;
+}
+
+static inline u32 krt_fault_conn_delay(struct krt_conn *conn)
+{
+	return 0;
+}
+
+static inline void krt_fault_conn_show(struct krt_conn *conn, struct seq_file *m)
+{
 }
 #endif
 

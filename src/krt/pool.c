@@ -899,18 +899,19 @@ int krt_conn_reset(const char *name, u32 index, struct netlink_ext_ack *extack)
 }
 
 /**
- * krt_conn_inject_fatal() - fault/qp_fatal: a fatal QP event on a connection
- * @name: the peer
- * @index: the connection's index in the pool
+ * krt_conn_get_by_name() - a connection of a peer's pool, for fault knobs
+ * @name: the peer's name
+ * @index: the connection's index in its pool
  *
- * Return: 0, -ENOENT for an unknown peer or index, -ENOTCONN when the
- * connection is not active.
+ * Looks it up under krt_pool_lock; the caller drops the reference with
+ * krt_conn_put().
+ *
+ * Return: the connection with a reference, or NULL when there is none.
  */
-int krt_conn_inject_fatal(const char *name, u32 index)
+struct krt_conn *krt_conn_get_by_name(const char *name, u32 index)
 {
 	struct krt_conn *conn, *hit = NULL;
 	struct krt_peer *peer;
-	int ret;
 
 	mutex_lock(&krt_pool_lock);
 	peer = krt_peer_find_locked(name);
@@ -924,6 +925,22 @@ int krt_conn_inject_fatal(const char *name, u32 index)
 		}
 	}
 	mutex_unlock(&krt_pool_lock);
+	return hit;
+}
+
+/**
+ * krt_conn_inject_fatal() - fault/qp_fatal: a fatal QP event on a connection
+ * @name: the peer
+ * @index: the connection's index in the pool
+ *
+ * Return: 0, -ENOENT for an unknown peer or index, -ENOTCONN when the
+ * connection is not active.
+ */
+int krt_conn_inject_fatal(const char *name, u32 index)
+{
+	struct krt_conn *hit = krt_conn_get_by_name(name, index);
+	int ret;
+
 	if (!hit)
 		return -ENOENT;
 	ret = krt_conn_inject_qp_fatal(hit);

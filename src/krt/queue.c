@@ -91,7 +91,9 @@
  * the slots, server requests, credits, SQ accounting, the waiting lists
  * and the counters.  Completion handlers run in softirq context, one at a
  * time per connection (one CQ); callbacks of users are called without
- * the lock.
+ * the lock.  The one exception, in KRT_FAULT=y builds only: messages
+ * held by fault/delay_rx are handled from a timer of the queue, beside
+ * the CQ's handlers (see krt_q_hold_rx()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -429,6 +431,116 @@ static void krt_q_drop_rx(struct krt_queue *q, struct krt_rbuf *rb)
 	spin_unlock_bh(&q->lock);
 }
 
+/* A received message, checked and its credits taken: to its side. */
+static void krt_q_handle_rx(struct krt_queue *q, struct krt_rbuf *rb,
+			    const struct krt_msg_hdr *h, struct ib_wc *wc,
+			    bool held)
+{
+	if (q->server)
+		krt_q_recv_req(q, rb, h, wc->byte_len);
+	else
+		krt_q_recv_rep(q, rb, h, wc->byte_len, wc, held);
+}
+
+#ifdef KRT_FAULT_INJECTION
+/*
+ * fault/delay_rx: hold a received message, checked and its credits
+ * taken, and handle it from @held_timer when due, as a slow receiver
+ * would: its buffer stays taken (its credit is not granted back) until
+ * then.  Held messages are handled in the order they came (one delay
+ * for all makes their due times ascend); the others are not held and
+ * may overtake them, as replies to different requests may come in any
+ * order.  Nothing is held once the queue is dead: krt_queue_destroy()
+ * stops the timer and forgets what is held (the buffers are the queue's;
+ * the requests whose replies were held complete as every outstanding
+ * request does).
+ *
+ * Return: true when the message was held.
+ */
+static bool krt_q_hold_rx(struct krt_queue *q, struct krt_rbuf *rb,
+			  const struct krt_msg_hdr *h, struct ib_wc *wc)
+{
+	u32 ms;
+
+	if (READ_ONCE(q->dead) || krt_q_is_hb(q, h))
+		return false;
+	ms = krt_fault_conn_delay(q->conn);
+	if (!ms)
+		return false;
+	spin_lock_bh(&q->lock);
+	if (q->dead) {
+		spin_unlock_bh(&q->lock);
+		return false;
+	}
+	rb->due = jiffies + msecs_to_jiffies(ms);
+	rb->bytes = wc->byte_len;
+	rb->wc_flags = wc->wc_flags;
+	rb->inv_rkey = wc->ex.invalidate_rkey;
+	/* else the timer is armed for the head, or runs and sees this one */
+	if (list_empty(&q->held))
+		mod_timer(&q->held_timer, rb->due);
+	list_add_tail(&rb->entry, &q->held);
+	spin_unlock_bh(&q->lock);
+	return true;
+}
+
+/* Handle the held messages that are due, in order; re-arm for the next. */
+static void krt_q_held_timer(struct timer_list *t)
+{
+	struct krt_queue *q = from_timer(q, t, held_timer);
+	struct krt_rbuf *rb;
+	struct ib_wc wc;
+
+	spin_lock_bh(&q->lock);
+	while (!q->dead &&
+	       (rb = list_first_entry_or_null(&q->held, struct krt_rbuf, entry))) {
+		if (time_before(jiffies, rb->due)) {
+			mod_timer(&q->held_timer, rb->due);
+			break;
+		}
+		list_del_init(&rb->entry);
+		spin_unlock_bh(&q->lock);
+		memset(&wc, 0, sizeof(wc));
+		wc.byte_len = rb->bytes;
+		wc.wc_flags = rb->wc_flags;
+		wc.ex.invalidate_rkey = rb->inv_rkey;
+		krt_q_handle_rx(q, rb, rb->va, &wc, true);
+		spin_lock_bh(&q->lock);
+	}
+	spin_unlock_bh(&q->lock);
+}
+
+/*
+ * The queue is dead: stop handling held messages and forget them.  Their
+ * buffers are neither posted nor handled again; krt_queue_destroy()
+ * unmaps them with the others.
+ */
+static void krt_q_held_stop(struct krt_queue *q)
+{
+	struct krt_rbuf *rb, *tmp;
+
+	del_timer_sync(&q->held_timer);
+	spin_lock_bh(&q->lock);
+	list_for_each_entry_safe(rb, tmp, &q->held, entry)
+		list_del_init(&rb->entry);
+	spin_unlock_bh(&q->lock);
+}
+#else
+static bool krt_q_hold_rx(struct krt_queue *q, struct krt_rbuf *rb,
+			  const struct krt_msg_hdr *h, struct ib_wc *wc)
+{
+	return false;
+}
+
+static void krt_q_held_timer(struct timer_list *t)
+{
+}
+
+static void krt_q_held_stop(struct krt_queue *q)
+{
+}
+#endif
+
 static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct krt_rbuf *rb = container_of(wc->wr_cqe, struct krt_rbuf, cqe);
@@ -465,18 +577,19 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	krt_q_complete(q, &done);
 
 	/*
-	 * fault/drop_rx: a lost request or reply (not a heartbeat);
-	 * fault/drop_replies: a lost reply, its request served
+	 * fault/drop_rx, drop_rx_conn: a lost request or reply (not a
+	 * heartbeat); fault/drop_replies: a lost reply, its request served
 	 */
 	if (!krt_q_is_hb(q, h) &&
-	    (krt_fault_drop() || (!q->server && krt_fault_drop_reply()))) {
+	    (krt_fault_drop() || krt_fault_conn_drop(q->conn) ||
+	     (!q->server && krt_fault_drop_reply()))) {
 		krt_q_drop_rx(q, rb);
 		return;
 	}
-	if (q->server)
-		krt_q_recv_req(q, rb, h, wc->byte_len);
-	else
-		krt_q_recv_rep(q, rb, h, wc->byte_len, wc);
+	/* fault/delay_rx: handled late, from the held timer */
+	if (krt_q_hold_rx(q, rb, h, wc))
+		return;
+	krt_q_handle_rx(q, rb, h, wc, false);
 }
 
 /* ---- deadlines and heartbeats ---- */
@@ -737,6 +850,8 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	INIT_LIST_HEAD(&q->deferred);
 	INIT_WORK(&q->reset_work, krt_q_reset_work);
 	timer_setup(&q->timer, krt_q_timer, 0);
+	INIT_LIST_HEAD(&q->held);
+	timer_setup(&q->held_timer, krt_q_held_timer, 0);
 	q->server = conn->inbound;
 	q->depth = conn->depth;
 	q->nr_slots = conn->depth;
@@ -910,6 +1025,8 @@ void krt_queue_destroy(struct krt_conn *conn)
 	if (!q->server)
 		synchronize_rcu();
 	del_timer_sync(&q->timer);
+	/* ORDER: dead, so nothing is held any more; then stop the held timer */
+	krt_q_held_stop(q);
 	ib_drain_qp(q->qp);
 
 	spin_lock_bh(&q->lock);

@@ -30,15 +30,19 @@ enum krt_slot_state {
 #define KRT_P_SEND	0x1
 #define KRT_P_REPLY	0x2
 #define KRT_P_INV	0x4
+#define KRT_P_HELD	0x8	/* its reply is handled late (fault/delay_rx) */
 
 struct krt_rbuf {
 	struct ib_cqe		cqe;
 	struct krt_queue	*q;
 	void			*va;
 	u64			dma;
-	struct list_head	entry;		/* q->deferred; q->lock */
+	struct list_head	entry;		/* q->deferred or q->held; q->lock */
 	u32			bytes;
 	u64			t_recv;		/* local_clock() at arrival */
+	unsigned long		due;		/* held: jiffies to handle it; q->lock */
+	int			wc_flags;	/* held: of its completion */
+	u32			inv_rkey;	/* held: the rkey it invalidated */
 };
 
 struct krt_slot {
@@ -155,6 +159,9 @@ struct krt_sreq {
  *	server request
  * @srv_wrs: server: KRT_WR_DATA RDMA WRs per server request
  * @srv_sges: server: KRT_WR_DATA * @srv_sge entries per server request
+ * @held: received messages handled late (fault/delay_rx), in arrival
+ *	order; q->lock
+ * @held_timer: handles @held's messages when due
  */
 struct krt_queue {
 	struct krt_conn		*conn;
@@ -206,6 +213,8 @@ struct krt_queue {
 	struct scatterlist	*sgs;
 	struct ib_rdma_wr	*srv_wrs;
 	struct ib_sge		*srv_sges;
+	struct list_head	held;
+	struct timer_list	held_timer;
 };
 
 /* queue.c: shared */
@@ -233,7 +242,8 @@ void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc);
 void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc);
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req);
 void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
-		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc);
+		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc,
+		    bool held);
 void krt_q_hand_back(struct krt_queue *q, struct list_head *done);
 void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done);
 

@@ -299,8 +299,15 @@ static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
 	return true;
 }
 
+/*
+ * A reply, from the receive completion or, @held, late from the queue's
+ * held timer (fault/delay_rx).  The held timer runs beside the CQ's
+ * handlers: KRT_P_HELD keeps the slot's SEND or LOCAL_INV completion from
+ * freeing it while the reply is still handled here.
+ */
 void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
-		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc)
+		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc,
+		    bool held)
 {
 	u32 tag = be32_to_cpu(h->tag), plen = bytes - sizeof(*h);
 	u16 idx = tag & 0xffff, gen = tag >> 16;
@@ -331,6 +338,8 @@ void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 		return;
 	}
 	s->pending &= ~KRT_P_REPLY;
+	if (held)
+		s->pending |= KRT_P_HELD;
 	q->stats.reps_recv++;
 	req = s->req;
 	if (req != &q->hb_req)
@@ -383,6 +392,7 @@ void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 	}
 	spin_lock_bh(&q->lock);
 	q->grant++;
+	s->pending &= ~KRT_P_HELD;
 	if (!s->pending)
 		krt_slot_finish_locked(q, s, &done);
 	spin_unlock_bh(&q->lock);
