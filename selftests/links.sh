@@ -68,17 +68,22 @@ setup() {
 	wait_peer lk active $N || fail "lk not $N/$N: $("$KRTCTL" peer show)"
 }
 
-# Three bond failovers under verified read and write load: each changes
+# Bond failovers while verified read and write load runs (3 at least, 6
+# at most): each changes
 # the bond's MAC, rdma_cm reports ADDR_CHANGE, krt fails the connections
 # bound there ("local address changed"), re-sends their requests and
 # reconnects
+reconnects() { "$KRTCTL" -j conn show peer lk | jq '[.[].reconnects] | add'; }
+
 bond_failover() {
-	local p1 p2 i mac0 other r0 why
-	r0=$("$KRTCTL" -j conn show peer lk | jq '[.[].reconnects] | add')
-	xfer_bg fw lk op write size 16k count 3000 threads 3 depth 8 timeout 30000; p1=$LOAD_PID
-	xfer_bg fr lk op read size 128k count 300 threads 2 depth 4 timeout 30000; p2=$LOAD_PID
+	local p1 p2 i mac0 other r0 ri why
+	xfer_bg fw lk op write size 16k count 20000 threads 3 depth 8 timeout 30000; p1=$LOAD_PID
+	xfer_bg fr lk op read size 128k count 2000 threads 2 depth 4 timeout 30000; p2=$LOAD_PID
 	sleep 0.5
-	for ((i = 0; i < 3; i++)); do
+	r0=$(reconnects)
+	for ((i = 0; i < 6; i++)); do
+		kill -0 "$p1" 2> /dev/null || break
+		ri=$(reconnects)
 		mac0=$(bond_mac)
 		other=krtbs1
 		[ "$(bond_active)" = krtbs1 ] && other=krtbs2
@@ -87,14 +92,17 @@ bond_failover() {
 		busywait 5000 bash -c "[ \"\$(cat /sys/class/net/$BOND/address)\" != $mac0 ]" ||
 			fail "failover $i: the bond's MAC stayed $mac0"
 		diag "failover $i: active $(bond_active), MAC $mac0 -> $(bond_mac)"
+		# each failover fails connections (ADDR_CHANGE), then they return
+		busywait 10000 bash -c "[ \$($KRTCTL -j conn show peer lk | jq '[.[].reconnects] | add') -gt $ri ]" ||
+			fail "failover $i: no connection reconnected"
 		pool_back lk "failover $i"
 		why=$("$KRTCTL" -j conn show peer lk | jq -r '[.[].reason] | unique | join(",")')
 		diag "failover $i: reasons: $why"
 	done
-	xfer_wait fw "$p1" 3000
-	xfer_wait fr "$p2" 300
-	[ "$("$KRTCTL" -j conn show peer lk | jq '[.[].reconnects] | add')" -gt "$r0" ] ||
-		fail "no connection reconnected: the failovers reached no id"
+	[ $i -ge 3 ] || fail "only $i failovers while the write load ran"
+	xfer_wait fw "$p1" 20000
+	xfer_wait fr "$p2" 2000
+	diag "reconnects over the $i failovers: $(($(reconnects) - r0))"
 	"$KRTCTL" -j conn show peer lk | jq -e '[.[] | select(.reason == "local address changed")] | length > 0' > /dev/null ||
 		fail "no connection failed for the address change: $("$KRTCTL" -j conn show peer lk | jq -c '[.[].reason]')"
 	check_eq "$(dp malformed)" 0 "malformed messages"
@@ -156,8 +164,13 @@ teardown() {
 		fail "connections left: $("$KRTCTL" conn show)"
 	check_eq "$(rdma resource show qp 2>/dev/null | grep -c 'comm \[rdma_cm\]')" 0 "rdma_cm QPs left"
 	unload_krt
-	ip link del krtbs1
-	ip link del krtbs2
+}
+
+# whatever setup left, even half-made
+links_cleanup() {
+	ip link del $BOND 2> /dev/null
+	ip link del krtbs1 2> /dev/null
+	ip link del krtbs2 2> /dev/null
 }
 
 flap=${KRT_LINK_FLAP:-}
@@ -167,4 +180,5 @@ run_case bond_failover_addr_change_under_load bond_failover
 run_case listener_address_removed_and_back_under_load listener_addr
 [ -n "$flap" ] && run_case netdev_down_up_under_load netdev_down_up
 run_case teardown_nothing_left teardown
+links_cleanup
 ktap_finish

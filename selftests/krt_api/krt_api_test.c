@@ -119,14 +119,19 @@ static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
 		WRITE_ONCE(krt_at_second_reply, 1);
 		return;
 	case KRT_AT_KEEP:
+		WRITE_ONCE(krt_at_kept, sreq);
 		krt_srv_reply(sreq, 0, NULL, 0);
-		krt_at_kept = sreq;
 		return;
 	case KRT_AT_STALE:
-		/* a reply through a handle whose request was answered */
-		if (krt_at_kept)
-			krt_srv_reply(krt_at_kept, -EXDEV, NULL, 0);
-		krt_at_kept = NULL;
+		/*
+		 * A reply through a handle whose request was answered.  The
+		 * handle is the queue's: it stays memory only while that
+		 * queue lives (no reset between the two requests; none is
+		 * armed in datapath.sh when this runs).
+		 */
+		if (READ_ONCE(krt_at_kept))
+			krt_srv_reply(READ_ONCE(krt_at_kept), -EXDEV, NULL, 0);
+		WRITE_ONCE(krt_at_kept, NULL);
 		krt_srv_reply(sreq, 0, NULL, 0);
 		return;
 	}
@@ -145,6 +150,19 @@ static void krt_at_done(struct krt_req *req)
 
 	if (atomic_inc_return(&r->ncalls) == 1)
 		complete(&r->done);
+}
+
+/*
+ * Wait for the one completion krt promises for an accepted request: never
+ * give up (the request, its pages and this module's callback must outlive
+ * it), but say so if it takes long.
+ */
+static void krt_at_wait(const char *name, struct krt_at_req *r)
+{
+	if (wait_for_completion_timeout(&r->done, KRT_AT_WAIT))
+		return;
+	pr_info("# %s: no completion after %d s, still waiting\n", name, KRT_AT_WAIT / HZ);
+	wait_for_completion(&r->done);
 }
 
 static void krt_at_init_req(struct krt_at_req *r, u32 op)
@@ -182,7 +200,7 @@ static void krt_at_refused(struct krt_peer *peer, const char *name,
 	int ret = krt_submit(peer, &r->req);
 
 	if (!ret)	/* accepted after all: wait, so that nothing is left behind */
-		wait_for_completion_timeout(&r->done, KRT_AT_WAIT);
+		krt_at_wait(name, r);
 	krt_at_report(name, ret == want && !atomic_read(&r->ncalls),
 		      "krt_submit() return", ret, want);
 }
@@ -271,8 +289,7 @@ static int krt_at_run(struct krt_peer *peer, struct krt_at_req *r)
 
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(&r->done, KRT_AT_WAIT))
-		return -ETIME;
+	krt_at_wait("request", r);
 	/* a second completion would come soon after the first */
 	msleep(100);
 	return atomic_read(&r->ncalls) == 1 ? 0 : -EEXIST;

@@ -292,7 +292,12 @@ void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
 	wr->send_flags = IB_SEND_SIGNALED | (inline_ok ? IB_SEND_INLINE : 0);
 	if (READ_ONCE(krt_check_inline) && inline_ok) {
 		atomic64_inc(&krt_dp_stats.inline_checked);
-		if (WARN_ONCE(!virt_addr_valid(va) || sge->addr != (uintptr_t)va,
+		/*
+		 * @va's type keeps a DMA address out at compile time; this
+		 * catches a pointer outside the linear map (vmalloc, a
+		 * stray DMA address cast back)
+		 */
+		if (WARN_ONCE(!virt_addr_valid(va),
 			      "krt: inline SEND without the buffer's virtual address\n")) {
 			/* a krt bug: send it the device's way, by DMA address */
 			atomic64_inc(&krt_dp_stats.inline_bad);

@@ -474,8 +474,8 @@ EXPORT_SYMBOL_GPL(krt_srv_data);
  * reply through a handle whose request was answered while the handle is
  * free or its reply under way.  Server requests are reused least recently
  * freed first, but once @sreq serves a later request a stale reply cannot
- * be told from that request's own: services must not keep @sreq after
- * their reply.
+ * be told from that request's own, and once its connection reset @sreq is
+ * freed memory: services must not keep @sreq after their reply.
  */
 void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
 {

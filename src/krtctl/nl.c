@@ -378,6 +378,10 @@ static int dump_collect(struct krtctl *k, u32 seq, struct dump_part **head, bool
 				errno = EPROTO;	/* the socket ended mid-dump */
 			return -1;
 		}
+		/* a stale answer (another request's): not part of this dump */
+		if (n >= (ssize_t)sizeof(*h) &&
+		    ((const struct nlmsghdr *)k->buf)->nlmsg_seq != seq)
+			continue;
 		p = malloc(sizeof(*p) + (size_t)n);
 		if (!p)
 			return -1;
@@ -396,6 +400,43 @@ static int dump_collect(struct krtctl *k, u32 seq, struct dump_part **head, bool
 			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
 				end = true;
 		}
+	}
+	return 0;
+}
+
+/*
+ * The error a dump ended with: the kernel puts a dump callback's error in
+ * NLMSG_DONE's payload (and its extack after it), which libmnl's default
+ * NLMSG_DONE handling ignores.  Return: 0, -1 with errno set, or -2 when
+ * the kernel's message was printed.
+ */
+static int dump_done_error(const struct dump_part *p, u32 seq)
+{
+	const struct nlmsghdr *h;
+	int left = (int)p->len, err;
+
+	for (h = (const struct nlmsghdr *)p->buf; mnl_nlmsg_ok(h, left);
+	     h = mnl_nlmsg_next(h, &left)) {
+		const struct nlattr *a;
+		const char *msg = NULL;
+
+		if (h->nlmsg_seq != seq || h->nlmsg_type != NLMSG_DONE ||
+		    mnl_nlmsg_get_payload_len(h) < sizeof(err))
+			continue;
+		memcpy(&err, mnl_nlmsg_get_payload(h), sizeof(err));
+		if (err >= 0)
+			return 0;
+		if (h->nlmsg_flags & NLM_F_ACK_TLVS) {
+			mnl_attr_for_each(a, h, sizeof(err))
+				if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG &&
+				    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+					msg = mnl_attr_get_str(a);
+		}
+		errno = -err;
+		if (!msg)
+			return -1;
+		fprintf(stderr, "Error: %s.\n", msg);
+		return -2;
 	}
 	return 0;
 }
@@ -437,6 +478,8 @@ static int nl_dump_xfer(struct krtctl *k, struct nlmsghdr *nlh, mnl_cb_t cb, voi
 			break;
 		}
 		ret = 0;
+		if (!p->next)
+			ret = dump_done_error(p, nlh->nlmsg_seq);
 	}
 	dump_free(parts);
 	return ret;
