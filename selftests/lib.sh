@@ -92,6 +92,38 @@ run_ok() {
 # j OUT FIELD: a field of the JSON a run_ok saved in $TMPD/OUT
 j() { jq -r ".$2" "$TMPD/$1"; }
 
+# load NAME ARGS...: verified xfer in the background, JSON in
+# $TMPD/NAME, its pid in $LOAD_PID
+load() {
+	local name=$1
+	shift
+	"$KRTCTL" -j xfer "$@" > "$TMPD/$name" 2> "$TMPD/$name.err" &
+	LOAD_PID=$!
+}
+
+# settle NAME PID OK_WANT ERRORS_WANT: wait for a load, check its counts
+settle() {
+	local name=$1 pid=$2 want=$3 err=$4 r
+	[ -z "$pid" ] || wait "$pid"
+	r=$(jq -r '"\(.ok)/\(.errors)/\(.mismatches)/\(.double_completions)"' "$TMPD/$name" 2>/dev/null)
+	diag "$name: ok/errors/mismatches/double = $r, resent $(j "$name" resent)," \
+		"first error '$(j "$name" first_error_name)'"
+	if [ -n "$want" ]; then
+		check_eq "$r" "$want/$err/0/0" "$name: ok/errors/mismatches/double"
+	else
+		check_eq "${r#*/*/}" "0/0" "$name: mismatches/double completions"
+	fi
+}
+
+# back_up PEER N WHAT [MS]: wait (60 s) for the pool to be N/N again,
+# say how long
+back_up() {
+	local t0=$SECONDS
+	wait_peer "$1" active "$2" "${4:-60000}" ||
+		{ fail "$3: pool not back: $("$KRTCTL" conn show peer "$1")"; return 1; }
+	diag "$3: pool $1 back to $2/$2 in $((SECONDS - t0)) s"
+}
+
 # dmesg_mark: remember the kernel log's length; then $DMESG0 lines came before
 dmesg_mark() { DMESG0=$(dmesg | wc -l); }
 

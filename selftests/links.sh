@@ -18,34 +18,6 @@ dp() { awk -v f="$1:" '$1 == f { print $2 }' "$KRT_DBG/dp"; }
 bond_active() { cat /sys/class/net/$BOND/bonding/active_slave; }
 bond_mac() { cat /sys/class/net/$BOND/address; }
 
-# xfer_bg NAME ARGS...: verified xfer in the background, JSON in
-# $TMPD/NAME, its pid in $LOAD_PID
-xfer_bg() {
-	local name=$1
-	shift
-	"$KRTCTL" -j xfer "$@" > "$TMPD/$name" 2> "$TMPD/$name.err" &
-	LOAD_PID=$!
-}
-
-# xfer_wait NAME PID OK_WANT: wait for a load, check it all went once
-xfer_wait() {
-	local name=$1 pid=$2 want=$3 r
-	wait "$pid"
-	r=$(jq -r '"\(.ok)/\(.errors)/\(.mismatches)/\(.double_completions)"' "$TMPD/$name" 2>/dev/null)
-	diag "$name: ok/errors/mismatches/double = $r, resent $(j "$name" resent)," \
-		"first error '$(j "$name" first_error_name)'"
-	check_eq "$r" "$want/0/0/0" "$name: ok/errors/mismatches/double"
-}
-
-# pool_back PEER WHAT [MS]: wait (60 s) for the pool to be N/N again, say
-# how long
-pool_back() {
-	local t0=$SECONDS
-	wait_peer "$1" active $N "${3:-60000}" ||
-		{ fail "$2: pool not back: $("$KRTCTL" conn show peer "$1")"; return 1; }
-	diag "$2: pool $1 back to $N/$N in $((SECONDS - t0)) s"
-}
-
 setup() {
 	local s
 	load_krt test_service=1 || return 1
@@ -77,8 +49,8 @@ reconnects() { "$KRTCTL" -j conn show peer lk | jq '[.[].reconnects] | add'; }
 
 bond_failover() {
 	local p1 p2 i mac0 other r0 ri why
-	xfer_bg fw lk op write size 16k count 20000 threads 3 depth 8 timeout 30000; p1=$LOAD_PID
-	xfer_bg fr lk op read size 128k count 2000 threads 2 depth 4 timeout 30000; p2=$LOAD_PID
+	load fw lk op write size 16k count 20000 threads 3 depth 8 timeout 30000; p1=$LOAD_PID
+	load fr lk op read size 128k count 2000 threads 2 depth 4 timeout 30000; p2=$LOAD_PID
 	sleep 0.5
 	r0=$(reconnects)
 	for ((i = 0; i < 6; i++)); do
@@ -95,13 +67,13 @@ bond_failover() {
 		# each failover fails connections (ADDR_CHANGE), then they return
 		busywait 10000 bash -c "[ \$($KRTCTL -j conn show peer lk | jq '[.[].reconnects] | add') -gt $ri ]" ||
 			fail "failover $i: no connection reconnected"
-		pool_back lk "failover $i"
+		back_up lk $N "failover $i"
 		why=$("$KRTCTL" -j conn show peer lk | jq -r '[.[].reason] | unique | join(",")')
 		diag "failover $i: reasons: $why"
 	done
 	[ $i -ge 3 ] || fail "only $i failovers while the write load ran"
-	xfer_wait fw "$p1" 20000
-	xfer_wait fr "$p2" 2000
+	settle fw "$p1" 20000 0
+	settle fr "$p2" 2000 0
 	diag "reconnects over the $i failovers: $(($(reconnects) - r0))"
 	"$KRTCTL" -j conn show peer lk | jq -e '[.[] | select(.reason == "local address changed")] | length > 0' > /dev/null ||
 		fail "no connection failed for the address change: $("$KRTCTL" -j conn show peer lk | jq -c '[.[].reason]')"
@@ -114,7 +86,7 @@ bond_failover() {
 # with no operator command, and every request completed once
 listener_addr() {
 	local p1 t
-	xfer_bg la lk op write size 4k count 8000 threads 2 depth 8 timeout 60000; p1=$LOAD_PID
+	load la lk op write size 4k count 8000 threads 2 depth 8 timeout 60000; p1=$LOAD_PID
 	sleep 0.5
 	ip addr del $A/24 dev $BOND || { fail "ip addr del"; return 1; }
 	kill -0 "$p1" 2> /dev/null || fail "the load ended before the address went"
@@ -126,8 +98,8 @@ listener_addr() {
 		"the listener stays configured"
 	sleep 3
 	ip addr add $A/24 dev $BOND || { fail "ip addr add"; return 1; }
-	pool_back lk "address back"
-	xfer_wait la "$p1" 8000
+	back_up lk $N "address back"
+	settle la "$p1" 8000 0
 	run_ok x ping lk count 20
 	check_eq "$(j x ok)/$(j x errors)" 20/0 "pings after the address came back"
 }
@@ -142,7 +114,7 @@ listener_addr() {
 netdev_down_up() {
 	local p1 t
 	"$KRTCTL" peer set lk loss_timeout 600 || fail "peer set loss_timeout"
-	xfer_bg nd lk op write size 4k count 4000 threads 2 depth 8 timeout 600000; p1=$LOAD_PID
+	load nd lk op write size 4k count 4000 threads 2 depth 8 timeout 600000; p1=$LOAD_PID
 	sleep 0.5
 	ip link set $BOND down || { fail "link down"; return 1; }
 	t=$SECONDS
@@ -150,9 +122,9 @@ netdev_down_up() {
 	diag "after 3 s down: $("$KRTCTL" -j peer show lk | jq -c '.[0] | {state, conns_up}')"
 	ip link set $BOND up || { fail "link up"; return 1; }
 	busywait 10000 bash -c "[ \"\$(cat /sys/class/net/$BOND/operstate)\" = up ]" || fail "bond not up"
-	pool_back lk "link up" 300000
+	back_up lk $N "link up" 300000
 	diag "back $((SECONDS - t)) s after the link went down"
-	xfer_wait nd "$p1" 4000
+	settle nd "$p1" 4000 0
 	run_ok x ping lk count 20
 	check_eq "$(j x ok)/$(j x errors)" 20/0 "pings after the link came back"
 }
