@@ -75,6 +75,13 @@ krtctl_errors() {
 # prints is one consistent list.  4 peers x 8 connections (no listener;
 # one attempt each, the next a minute away).  fault/dump_intr N makes the
 # next N dump parts after a first one find the lists changed.
+# d_conns FILE: in a conn show -j dump, connections of peers d1..d9, "/",
+# entries listed more than once
+d_conns() {
+	jq -r '([.[] | select(.peer | test("^d[0-9]$"))] | length | tostring) + "/" +
+		([.[] | "\(.peer)/\(.index)"] | (length - (unique | length)) | tostring)' "$1"
+}
+
 dump_churn() {
 	local a i n cpid good=0 out=$TMPD/dump fi=$KRT_DBG/fault/dump_intr
 	local slow=(reconnect_ms 60000 reconnect_max_ms 60000)
@@ -99,9 +106,7 @@ dump_churn() {
 	# one pass flagged, the next clean: printed once, whole
 	echo 1 > "$fi"
 	"$KRTCTL" -j conn show > "$out" 2> "$out.err" || fail "conn show after one flagged pass: $(cat "$out.err")"
-	check_eq "$(jq -r '([.[] | select(.peer | test("^d[0-9]$"))] | length | tostring) + "/" +
-		([.[] | "\(.peer)/\(.index)"] | (length - (unique | length)) | tostring)' "$out")" \
-		32/0 "connections/entries twice after a flagged pass"
+	check_eq "$(d_conns "$out")" 32/0 "connections/entries twice after a flagged pass"
 	check_eq "$(cat "$fi")" 0 "flagged parts left"
 	# real churn: a ninth peer added and deleted in a loop while dumping
 	( while [ ! -e "$TMPD/churn.stop" ]; do
@@ -114,9 +119,7 @@ dump_churn() {
 	for ((n = 0; n < 10; n++)); do
 		"$KRTCTL" -j conn show > "$out" 2> "$out.err" ||
 			{ fail "conn show: $(cat "$out.err")"; continue; }
-		check_eq "$(jq -r '([.[] | select(.peer | test("^d[0-9]$"))] | length | tostring) + "/" +
-			([.[] | "\(.peer)/\(.index)"] | (length - (unique | length)) | tostring)' "$out")" \
-			32/0 "d1..d4 connections/entries twice in dump $n" || break
+		check_eq "$(d_conns "$out")" 32/0 "d1..d4 connections/entries twice in dump $n" || break
 		good=$((good + 1))
 	done
 	touch "$TMPD/churn.stop"

@@ -238,38 +238,6 @@ static const struct file_operations krt_fault_hold_fops = {
 };
 
 /*
- * fault/qp_fatal: writing "PEER INDEX" reports a fatal QP error on that
- * connection through its QP's event handler, as a driver would.
- */
-static ssize_t krt_fault_qp_fatal_write(struct file *f, const char __user *buf,
-					size_t len, loff_t *ppos)
-{
-	char line[KRT_PEER_NAME_MAX + 16], name[KRT_PEER_NAME_MAX];
-	u32 index;
-	int ret;
-
-	if (len >= sizeof(line))
-		return -EINVAL;
-	if (copy_from_user(line, buf, len))
-		return -EFAULT;
-	line[len] = 0;
-	BUILD_BUG_ON(KRT_PEER_NAME_MAX != 32);	/* the width below */
-	if (sscanf(line, "%31s %u", name, &index) != 2)
-		return -EINVAL;
-	ret = krt_conn_inject_fatal(name, index);
-	return ret ? ret : len;
-}
-
-static const struct file_operations krt_fault_qp_fatal_fops = {
-	.owner	= THIS_MODULE,
-	.write	= krt_fault_qp_fatal_write,
-	.llseek	= noop_llseek,
-};
-
-/* the longest fault/delay_rx delay, in ms */
-#define KRT_FAULT_DELAY_MAX	60000
-
-/*
  * Parse "PEER INDEX V1 .. Vn" of a per-connection knob: exactly 2 + @nr
  * words, numbers in decimal (or 0x), nothing else.  Return: 0 or -EINVAL.
  */
@@ -295,6 +263,23 @@ static int krt_fault_parse_conn(char *line, char *name, u32 *index, u32 *v,
 }
 
 /*
+ * Read a per-connection knob's write, "PEER INDEX V1 .. Vn" (@nr values).
+ * Return: 0, -EFAULT, or -EINVAL for a malformed line.
+ */
+static int krt_fault_read_conn(const char __user *buf, size_t len, char *name,
+			       u32 *index, u32 *v, u32 nr)
+{
+	char line[KRT_PEER_NAME_MAX + 48];
+
+	if (len >= sizeof(line))
+		return -EINVAL;
+	if (copy_from_user(line, buf, len))
+		return -EFAULT;
+	line[len] = 0;
+	return krt_fault_parse_conn(line, name, index, v, nr);
+}
+
+/*
  * Read and parse a per-connection knob's write, look the connection up.
  * Return: the connection with a reference, or an ERR_PTR (-EINVAL for a
  * malformed line, -ENOENT for no such peer or index).
@@ -302,22 +287,42 @@ static int krt_fault_parse_conn(char *line, char *name, u32 *index, u32 *v,
 static struct krt_conn *krt_fault_conn_write(const char __user *buf, size_t len,
 					     u32 *v, u32 nr)
 {
-	char line[KRT_PEER_NAME_MAX + 48], name[KRT_PEER_NAME_MAX];
+	char name[KRT_PEER_NAME_MAX];
 	struct krt_conn *conn;
 	u32 index;
 	int ret;
 
-	if (len >= sizeof(line))
-		return ERR_PTR(-EINVAL);
-	if (copy_from_user(line, buf, len))
-		return ERR_PTR(-EFAULT);
-	line[len] = 0;
-	ret = krt_fault_parse_conn(line, name, &index, v, nr);
+	ret = krt_fault_read_conn(buf, len, name, &index, v, nr);
 	if (ret)
 		return ERR_PTR(ret);
 	conn = krt_conn_get_by_name(name, index);
 	return conn ?: ERR_PTR(-ENOENT);
 }
+
+/*
+ * fault/qp_fatal: writing "PEER INDEX" reports a fatal QP error on that
+ * connection through its QP's event handler, as a driver would.
+ */
+static ssize_t krt_fault_qp_fatal_write(struct file *f, const char __user *buf,
+					size_t len, loff_t *ppos)
+{
+	char name[KRT_PEER_NAME_MAX];
+	u32 index;
+	int ret;
+
+	ret = krt_fault_read_conn(buf, len, name, &index, NULL, 0) ?:
+	      krt_conn_inject_fatal(name, index);
+	return ret ? ret : len;
+}
+
+static const struct file_operations krt_fault_qp_fatal_fops = {
+	.owner	= THIS_MODULE,
+	.write	= krt_fault_qp_fatal_write,
+	.llseek	= noop_llseek,
+};
+
+/* the longest fault/delay_rx delay, in ms */
+#define KRT_FAULT_DELAY_MAX	60000
 
 /* fault/drop_rx_conn: "PEER INDEX N" drops the next N messages it receives */
 static ssize_t krt_fault_drop_conn_write(struct file *f, const char __user *buf,
