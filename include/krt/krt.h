@@ -154,6 +154,22 @@ struct krt_srv_req {
 };
 
 /**
+ * struct krt_srv_ref - a server request named by value
+ * @krt_queue: private to krt: the connection's queue id
+ * @krt_index: private to krt: the server request's index
+ * @krt_gen: private to krt: which of its requests
+ *
+ * Valid for any length of time: once its request was answered, its
+ * server request reused or its connection gone, krt_srv_reply_ref()
+ * refuses it with -ESTALE.  Never zero for a request krt gave a service.
+ */
+struct krt_srv_ref {
+	u32			krt_queue;
+	u32			krt_index;
+	u32			krt_gen;
+};
+
+/**
  * struct krt_service - a service that answers requests
  * @id: 1..%KRT_MAX_SERVICES - 1
  * @name: for messages
@@ -184,5 +200,8 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 void (*done)(struct krt_srv_req *sreq, int status));
 void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg,
 		   u32 len);
+struct krt_srv_ref krt_srv_req_ref(const struct krt_srv_req *sreq);
+int krt_srv_reply_ref(const struct krt_srv_ref *ref, int status,
+		      const void *msg, u32 len);
 
 #endif /* _KRT_KRT_H */

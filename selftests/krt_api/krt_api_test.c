@@ -10,7 +10,10 @@
  * disagrees with the segments, oversized messages, bad service ids, no
  * callback), a valid two-page write and read checked byte for byte, and
  * a service that answers one request twice (the second answer refused:
- * the client sees one completion, with the first answer).  Each case
+ * the client sees one completion, with the first answer), and replies
+ * by &struct krt_srv_ref: refused once answered, once the server request
+ * serves a later request (which keeps its own answer), and once the
+ * connection was reset and freed.  Each case
  * prints a KTAP line to the kernel log; the load fails if one failed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -34,6 +37,9 @@ enum {
 	KRT_AT_TWICE,		/* reply -ENOSPC, then again with -EXDEV */
 	KRT_AT_KEEP,		/* reply 0 and keep the handle (a ULP bug) */
 	KRT_AT_STALE,		/* reply -EXDEV through the kept handle, then 0 */
+	KRT_AT_REF_KEEP,	/* reply 0 by ref, again by ref; keep the ref */
+	KRT_AT_REF_PROBE,	/* in the kept one's place: stale ref, then 0 */
+	KRT_AT_REF_HOLD,	/* keep the ref, no reply (the client times out) */
 };
 
 static char *krt_at_peer = "self";
@@ -47,6 +53,13 @@ static int krt_at_srv_result;
 static int krt_at_second_reply;
 /* the handle KRT_AT_KEEP kept after its reply; one request at a time */
 static struct krt_srv_req *krt_at_kept;
+/* KRT_AT_REF_*: the ref kept, where its request was, what replies gave */
+static struct krt_srv_ref krt_at_ref;
+static const struct krt_srv_req *krt_at_ref_req;
+static int krt_at_ref_first;
+static int krt_at_ref_again;
+static int krt_at_ref_probe;
+static bool krt_at_ref_held;
 
 struct krt_at_req {
 	struct krt_req		req;
@@ -133,6 +146,28 @@ static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
 			krt_srv_reply(READ_ONCE(krt_at_kept), -EXDEV, NULL, 0);
 		WRITE_ONCE(krt_at_kept, NULL);
 		krt_srv_reply(sreq, 0, NULL, 0);
+		return;
+	case KRT_AT_REF_KEEP:
+		krt_at_ref = krt_srv_req_ref(sreq);
+		krt_at_ref_req = sreq;
+		krt_at_ref_first = krt_srv_reply_ref(&krt_at_ref, 0, NULL, 0);
+		krt_at_ref_again = krt_srv_reply_ref(&krt_at_ref, -EXDEV, NULL, 0);
+		return;
+	case KRT_AT_REF_PROBE:
+		/* the server request of the kept ref serves this one */
+		if (sreq == krt_at_ref_req) {
+			struct krt_srv_ref mine = krt_srv_req_ref(sreq);
+
+			krt_at_ref_probe = krt_srv_reply_ref(&krt_at_ref, -EXDEV, NULL, 0);
+			if (krt_srv_reply_ref(&mine, 0, &op, sizeof(op)))
+				krt_srv_reply(sreq, -EPROTO, NULL, 0);
+			return;
+		}
+		krt_srv_reply(sreq, -EAGAIN, NULL, 0);
+		return;
+	case KRT_AT_REF_HOLD:
+		krt_at_ref = krt_srv_req_ref(sreq);
+		WRITE_ONCE(krt_at_ref_held, true);
 		return;
 	}
 	krt_srv_reply(sreq, -EOPNOTSUPP, NULL, 0);
@@ -359,6 +394,87 @@ static void krt_at_stale_case(struct krt_peer *peer)
 	krt_at_report("stale_handle_reply_refused", !ret, "status of the next request", ret, 0);
 }
 
+/*
+ * Replies by ref: the second refused; a ref whose server request serves a
+ * later request refused, and that request keeps its own answer; a zero
+ * ref refused.
+ */
+static void krt_at_ref_cases(struct krt_peer *peer)
+{
+	struct krt_srv_ref zero = {};
+	struct krt_at_req r;
+	int ret, n;
+
+	krt_at_ref_first = -EINPROGRESS;
+	krt_at_ref_again = -EINPROGRESS;
+	krt_at_init_req(&r, KRT_AT_REF_KEEP);
+	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
+	krt_at_report("ref_reply_answers", !ret && !krt_at_ref_first, "status, reply_ref",
+		      ret, krt_at_ref_first);
+	krt_at_report("ref_second_reply_estale", krt_at_ref_again == -ESTALE,
+		      "krt_srv_reply_ref() again", krt_at_ref_again, -ESTALE);
+
+	/* requests go round the pool and its server requests: find the kept one */
+	krt_at_ref_probe = -EINPROGRESS;
+	for (n = 1; n <= 2000; n++) {
+		krt_at_init_req(&r, KRT_AT_REF_PROBE);
+		r.req.rsp = &r.op;
+		r.req.rsp_max = sizeof(r.op);
+		ret = krt_at_run(peer, &r) ?: r.req.status;
+		if (ret || r.req.rsp_status != -EAGAIN)
+			break;
+	}
+	pr_info("# ref_reused: the kept server request served request %d\n", n);
+	krt_at_report("ref_reused_estale", krt_at_ref_probe == -ESTALE,
+		      "reply through the kept ref", krt_at_ref_probe, -ESTALE);
+	ret = ret ?: r.req.rsp_status ?: r.req.rsp_len != sizeof(r.op) ? -EMSGSIZE :
+	      r.op != KRT_AT_REF_PROBE ? -EILSEQ : 0;
+	krt_at_report("ref_reused_request_keeps_its_answer", !ret, "status", ret, 0);
+
+	ret = krt_srv_reply_ref(&zero, 0, NULL, 0);
+	krt_at_report("ref_zero_estale", ret == -ESTALE, "krt_srv_reply_ref()", ret, -ESTALE);
+}
+
+/*
+ * A ref kept across a reset: the client's request with a buffer times out
+ * (its connection is reset for it), the late reply is dropped, and once
+ * the connection was freed the ref finds nothing.  Last: the pool comes
+ * back by itself afterwards.
+ */
+static void krt_at_ref_reset_case(struct krt_peer *peer, struct page **pages)
+{
+	struct bio_vec bv;
+	struct krt_at_req r;
+	int ret;
+
+	krt_at_init_req(&r, KRT_AT_REF_HOLD);
+	bvec_set_page(&bv, pages[0], PAGE_SIZE, 0);
+	r.req.dir = KRT_DATA_READ;
+	r.req.bvec = &bv;
+	r.req.nr_bvec = 1;
+	r.req.data_len = PAGE_SIZE;
+	r.req.timeout_ms = 1000;
+	r.req.flags = KRT_REQ_NORETRY;
+	WRITE_ONCE(krt_at_ref_held, false);
+	ret = krt_at_run(peer, &r) ?: r.req.status;
+	krt_at_report("ref_held_request_times_out", ret == -ETIMEDOUT && READ_ONCE(krt_at_ref_held),
+		      "status", ret, -ETIMEDOUT);
+	if (!READ_ONCE(krt_at_ref_held)) {
+		krt_at_report("ref_late_reply_dropped", false, "service never held it", 0, 0);
+		krt_at_report("ref_after_reset_estale", false, "service never held it", 0, 0);
+		return;
+	}
+	/* the connection reset for the deadline: let its queue die first */
+	msleep(500);
+	ret = krt_srv_reply_ref(&krt_at_ref, 0, NULL, 0);
+	krt_at_report("ref_late_reply_dropped", !ret, "krt_srv_reply_ref()", ret, 0);
+	/* its connection's memory goes from a work after the last reference */
+	msleep(1500);
+	ret = krt_srv_reply_ref(&krt_at_ref, 0, NULL, 0);
+	krt_at_report("ref_after_reset_estale", ret == -ESTALE, "krt_srv_reply_ref()",
+		      ret, -ESTALE);
+}
+
 static int __init krt_at_init(void)
 {
 	struct page *pages[KRT_AT_PAGES] = {};
@@ -384,12 +500,14 @@ static int __init krt_at_init(void)
 		goto out_svc;
 	}
 	pr_info("TAP version 13\n");
-	pr_info("1..17\n");
+	pr_info("1..25\n");
 	krt_at_buffer_cases(peer, pages);
 	krt_at_message_cases(peer);
 	krt_at_data_cases(peer, pages);
 	krt_at_twice_case(peer);
 	krt_at_stale_case(peer);
+	krt_at_ref_cases(peer);
+	krt_at_ref_reset_case(peer, pages);
 	pr_info("# totals: pass:%d fail:%d\n", krt_at_num - krt_at_failed, krt_at_failed);
 	ret = krt_at_failed ? -EINVAL : 0;
 	krt_peer_put(peer);

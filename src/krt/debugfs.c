@@ -178,8 +178,9 @@ static int krt_dbg_dp_show(struct seq_file *m, void *v)
 	seq_printf(m, "api_misuse: %lld\ndropped: %lld\nmem_total: %llu\nmem_budget: %llu\n",
 		   atomic64_read(&st->api_misuse), atomic64_read(&st->dropped),
 		   krt_mem_total(), krt_mem_budget());
-	seq_printf(m, "inline_checked: %lld\ninline_bad: %lld\n",
-		   atomic64_read(&st->inline_checked), atomic64_read(&st->inline_bad));
+	seq_printf(m, "inline_checked: %lld\ninline_bad: %lld\nstale_refs: %lld\n",
+		   atomic64_read(&st->inline_checked), atomic64_read(&st->inline_bad),
+		   atomic64_read(&st->stale_refs));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(krt_dbg_dp);

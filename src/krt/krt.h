@@ -674,6 +674,7 @@ struct krt_dp_stats {
 	atomic64_t	dropped;
 	atomic64_t	inline_checked;
 	atomic64_t	inline_bad;
+	atomic64_t	stale_refs;
 };
 
 extern struct krt_dp_stats krt_dp_stats;

@@ -800,6 +800,7 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		struct krt_sreq *r = &q->sreqs[i];
 
 		r->q = q;
+		r->idx = i;
 		if (q->srv_sge) {
 			r->rwr = &q->srv_wrs[i * KRT_WR_DATA];
 			r->sge = &q->srv_sges[i * KRT_WR_DATA * q->srv_sge];
@@ -889,6 +890,8 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->max_io = min_t(u32, krt_max_io, (pages - 1) * PAGE_SIZE);
 
 	ret = krt_q_alloc_bufs(q);
+	if (!ret && q->server)
+		ret = krt_q_srv_publish(q);
 	if (ret)
 		goto err_bufs;
 	ret = krt_fault_connect() ? -ENOMEM :
@@ -1098,6 +1101,7 @@ static void krt_q_free_work(struct work_struct *work)
 	struct krt_queue *q = container_of(work, struct krt_queue, free_work);
 	u32 i;
 
+	krt_q_srv_unpublish(q);
 	for (i = 0; q->rbufs && i < q->depth; i++)
 		kfree(q->rbufs[i].va);
 	for (i = 0; q->slots && i < q->depth; i++)
@@ -1112,7 +1116,8 @@ static void krt_q_free_work(struct work_struct *work)
 	kvfree(q->sgs);
 	kvfree(q->srv_wrs);
 	kvfree(q->srv_sges);
-	kfree(q);
+	/* a ref lookup may have found @q just before it left */
+	kfree_rcu(q, rcu);
 }
 
 /**

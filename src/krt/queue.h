@@ -81,6 +81,8 @@ struct krt_sreq {
 	struct list_head	entry;		/* free or waiting list; q->lock */
 	u8			state;
 	bool			inv;
+	u32			idx;		/* in q->sreqs */
+	u32			gen;		/* bumped per request; q->lock */
 	u32			tag;
 	u64			raddr;
 	u32			rkey;
@@ -162,6 +164,9 @@ struct krt_sreq {
  * @held: received messages handled late (fault/delay_rx), in arrival
  *	order; q->lock
  * @held_timer: handles @held's messages when due
+ * @srv_id: server: id in krt_srv_queues (&struct krt_srv_ref), 0 if none
+ * @gone: server: its memory is going; refs find nothing; q->lock
+ * @rcu: the queue itself is freed after a grace period (ref lookups)
  */
 struct krt_queue {
 	struct krt_conn		*conn;
@@ -215,6 +220,9 @@ struct krt_queue {
 	struct ib_sge		*srv_sges;
 	struct list_head	held;
 	struct timer_list	held_timer;
+	u32			srv_id;
+	bool			gone;
+	struct rcu_head		rcu;
 };
 
 /* queue.c: shared */
@@ -256,5 +264,7 @@ void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		    const struct krt_msg_hdr *h, u32 bytes);
 bool krt_q_kick_srv_locked(struct krt_queue *q);
 void krt_sreq_release(struct krt_sreq *r);
+int krt_q_srv_publish(struct krt_queue *q);
+void krt_q_srv_unpublish(struct krt_queue *q);
 
 #endif /* KRT_QUEUE_H */

@@ -8,6 +8,7 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/xarray.h>
 #include <rdma/mr_pool.h>
 #include "queue.h"
 #include "trace.h"
@@ -16,6 +17,14 @@
 static bool krt_srv_direct;
 module_param_named(srv_direct, krt_srv_direct, bool, 0644);
 MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs without an MR (default: N, REG_MR and LOCAL_INV for each; Y fails REG_MRs on rxe under load, see the docs)");
+
+/*
+ * Server queues by id, for &struct krt_srv_ref: looked up under RCU (a
+ * queue is freed a grace period after it left), ids allocated cyclically
+ * so that a ref outlives its queue's id for a long time.
+ */
+static DEFINE_XARRAY_ALLOC1(krt_srv_queues);
+static u32 krt_srv_next_id;	/* krt_srv_queues' lock */
 
 /* The server's buffer moves the other way from the client's. */
 enum dma_data_direction krt_sreq_dma_dir(enum krt_data_dir dir)
@@ -29,6 +38,49 @@ static void krt_sreq_put_locked(struct krt_queue *q, struct krt_sreq *r)
 {
 	r->state = KRT_SREQ_FREE;
 	list_add_tail(&r->entry, &q->sfree);
+}
+
+/*
+ * @r takes a new request: a ref to its previous one is stale from here.
+ * Caller holds q->lock.
+ */
+static void krt_sreq_take_locked(struct krt_sreq *r)
+{
+	list_del_init(&r->entry);
+	if (!++r->gen)
+		r->gen = 1;
+}
+
+/**
+ * krt_q_srv_publish() - give a server queue an id for refs
+ * @q: the queue, its server requests allocated
+ *
+ * Return: 0 or -ENOMEM, -EBUSY (ids exhausted).
+ */
+int krt_q_srv_publish(struct krt_queue *q)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&krt_srv_queues, &q->srv_id, q, xa_limit_32b,
+			      &krt_srv_next_id, GFP_KERNEL);
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * krt_q_srv_unpublish() - refs find @q no more
+ * @q: the queue, about to be freed: no server request with a service
+ *
+ * ORDER: @q's memory goes a grace period later (kfree_rcu()): a lookup
+ * that found it takes q->lock and sees @gone before its arrays went.
+ */
+void krt_q_srv_unpublish(struct krt_queue *q)
+{
+	if (!q->srv_id)
+		return;
+	spin_lock_bh(&q->lock);
+	q->gone = true;
+	spin_unlock_bh(&q->lock);
+	xa_erase(&krt_srv_queues, q->srv_id);
 }
 
 static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
@@ -56,6 +108,7 @@ void krt_sreq_release(struct krt_sreq *r)
 	if (!q->dead && !list_empty(&q->deferred)) {
 		rb = list_first_entry(&q->deferred, struct krt_rbuf, entry);
 		list_del_init(&rb->entry);
+		krt_sreq_take_locked(r);
 	} else {
 		krt_sreq_put_locked(q, r);
 	}
@@ -256,7 +309,7 @@ void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 	if (list_empty(&q->deferred))
 		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
 	if (r) {
-		list_del_init(&r->entry);
+		krt_sreq_take_locked(r);
 	} else {
 		rb->bytes = bytes;
 		list_add_tail(&rb->entry, &q->deferred);
@@ -459,45 +512,17 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 }
 EXPORT_SYMBOL_GPL(krt_srv_data);
 
-/**
- * krt_srv_reply() - answer a request; the service is done with it
- * @sreq: the request
- * @status: 0 or -errno, delivered as the client's @rsp_status
- * @msg: reply message, or NULL
- * @len: its length; over %KRT_MAX_MSG answers -EMSGSIZE without message
- *
- * Exactly once per request, after any krt_srv_data() completed.  If the
- * connection is gone the answer is dropped.  May be called from any
- * context but hard interrupts or with interrupts disabled (it takes a
- * bottom-half lock).  A second reply while krt still holds the request is
- * refused (logged with the caller, counted as ``api_misuse``), and so is a
- * reply through a handle whose request was answered while the handle is
- * free or its reply under way.  Server requests are reused least recently
- * freed first, but once @sreq serves a later request a stale reply cannot
- * be told from that request's own, and once its connection reset @sreq is
- * freed memory: services must not keep @sreq after their reply.
+/*
+ * Answer @r, which is with its service and moves no data.  Called with
+ * q->lock held; releases it.
  */
-void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
+static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
+			    const void *msg, u32 len)
+	__releases(&q->lock)
 {
-	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
-	struct krt_queue *q = r->q;
-
 	if (len > KRT_MAX_MSG) {
 		status = -EMSGSIZE;
 		len = 0;
-	}
-	spin_lock_bh(&q->lock);
-	/*
-	 * A second reply, or one during a transfer: refused, not sent.  Checked
-	 * and left under q->lock, so that of two racing replies one goes.
-	 */
-	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
-		spin_unlock_bh(&q->lock);
-		/* not a WARN: a ULP's bug must not panic a panic_on_warn node */
-		pr_err_ratelimited("reply to a request not with its service, from %pS\n",
-				   __builtin_return_address(0));
-		atomic64_inc(&krt_dp_stats.api_misuse);
-		return;
 	}
 	if (msg && len)
 		memcpy(r->va + sizeof(struct krt_msg_hdr), msg, len);
@@ -521,7 +546,7 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 		q->stats.credit_waits += !q->credits;
 		if (!q->credits) {
 			krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
-			trace_krt_credit_wait(q->conn, sreq->req_id, 0, q->sq_avail, 0);
+			trace_krt_credit_wait(q->conn, r->pub.req_id, 0, q->sq_avail, 0);
 		}
 		r->state = KRT_SREQ_REPLY_WAIT;
 		r->wait_start = jiffies;
@@ -529,7 +554,126 @@ void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 le
 	}
 	spin_unlock_bh(&q->lock);
 }
+
+/* A reply krt refuses: a service's bug, logged with its caller. */
+static void krt_sreq_misuse(const char *what, void *caller)
+{
+	/* not a WARN: a ULP's bug must not panic a panic_on_warn node */
+	pr_err_ratelimited("reply to a request %s, from %pS\n", what, caller);
+	atomic64_inc(&krt_dp_stats.api_misuse);
+}
+
+/**
+ * krt_srv_reply() - answer a request; the service is done with it
+ * @sreq: the request
+ * @status: 0 or -errno, delivered as the client's @rsp_status
+ * @msg: reply message, or NULL
+ * @len: its length; over %KRT_MAX_MSG answers -EMSGSIZE without message
+ *
+ * Exactly once per request, after any krt_srv_data() completed.  If the
+ * connection is gone the answer is dropped.  May be called from any
+ * context but hard interrupts or with interrupts disabled (it takes a
+ * bottom-half lock).  A second reply while krt still holds the request is
+ * refused (logged with the caller, counted as ``api_misuse``), and so is a
+ * reply through a handle whose request was answered while the handle is
+ * free or its reply under way.  Once @sreq serves a later request a stale
+ * reply cannot be told from that request's own, and once its connection
+ * reset @sreq is freed memory: a service must not keep @sreq after its
+ * reply, or keeps a &struct krt_srv_ref (krt_srv_req_ref()) and answers
+ * with krt_srv_reply_ref(), which tells.
+ */
+void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg, u32 len)
+{
+	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	struct krt_queue *q = r->q;
+
+	spin_lock_bh(&q->lock);
+	/*
+	 * A second reply, or one during a transfer: refused, not sent.  Checked
+	 * and left under q->lock, so that of two racing replies one goes.
+	 */
+	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
+		spin_unlock_bh(&q->lock);
+		krt_sreq_misuse("not with its service", __builtin_return_address(0));
+		return;
+	}
+	krt_sreq_answer(q, r, status, msg, len);
+}
 EXPORT_SYMBOL_GPL(krt_srv_reply);
+
+/**
+ * krt_srv_req_ref() - name a request by value
+ * @sreq: a request with the service (before its reply)
+ *
+ * Return: a ref that krt_srv_reply_ref() answers @sreq through for as long
+ * as @sreq waits for its reply, and refuses ever after.
+ */
+struct krt_srv_ref krt_srv_req_ref(const struct krt_srv_req *sreq)
+{
+	const struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	/* stable: bumped only when @r takes its next request */
+	struct krt_srv_ref ref = {
+		.krt_queue = r->q->srv_id,
+		.krt_index = r->idx,
+		.krt_gen = READ_ONCE(r->gen),
+	};
+
+	return ref;
+}
+EXPORT_SYMBOL_GPL(krt_srv_req_ref);
+
+/**
+ * krt_srv_reply_ref() - answer a request named by a ref
+ * @ref: from krt_srv_req_ref()
+ * @status: as krt_srv_reply()
+ * @msg: as krt_srv_reply()
+ * @len: as krt_srv_reply()
+ *
+ * krt_srv_reply() for the request @ref names, if it still waits for its
+ * reply; otherwise nothing is sent, whatever request its server request
+ * serves now is left alone, and the stale ref is counted
+ * (``stale_refs``).  Context as krt_srv_reply().
+ *
+ * Return: 0 (answered, or dropped if its connection went away), -ESTALE
+ * (answered before, its connection freed, or never a request's),
+ * -EBUSY (its data transfer is under way: a service's bug, refused as
+ * krt_srv_reply() refuses it).
+ */
+int krt_srv_reply_ref(const struct krt_srv_ref *ref, int status,
+		      const void *msg, u32 len)
+{
+	struct krt_queue *q;
+	struct krt_sreq *r;
+
+	rcu_read_lock();
+	q = ref->krt_queue ? xa_load(&krt_srv_queues, ref->krt_queue) : NULL;
+	if (!q)
+		goto stale;
+	spin_lock_bh(&q->lock);
+	if (q->gone || ref->krt_index >= q->depth)
+		goto stale_locked;
+	r = &q->sreqs[ref->krt_index];
+	if (r->gen != ref->krt_gen || r->state != KRT_SREQ_SERVICE)
+		goto stale_locked;
+	if (r->sgl) {
+		spin_unlock_bh(&q->lock);
+		rcu_read_unlock();
+		krt_sreq_misuse("during its data transfer", __builtin_return_address(0));
+		return -EBUSY;
+	}
+	/* ORDER: @r holds a connection reference until its release: q stays */
+	krt_sreq_answer(q, r, status, msg, len);
+	rcu_read_unlock();
+	return 0;
+
+stale_locked:
+	spin_unlock_bh(&q->lock);
+stale:
+	rcu_read_unlock();
+	atomic64_inc(&krt_dp_stats.stale_refs);
+	return -ESTALE;
+}
+EXPORT_SYMBOL_GPL(krt_srv_reply_ref);
 /*
  * Post the server requests that wait for SQ room or a credit, in order.
  * Caller holds q->lock.  Return: false when the connection was reset.
