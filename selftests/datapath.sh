@@ -301,17 +301,20 @@ rmmod_in_flight() {
 # a service's second reply, and one through a handle already answered,
 # refused, with one completion for the client
 api_contract() {
-	local ko=$KRT_ROOT/selftests/krt_api/krt_api_test.ko m0 s0 out
+	local ko=$KRT_ROOT/selftests/krt_api/krt_api_test.ko m0 s0 g0 d0 out
 	[ -f "$ko" ] || { fail "$ko not built"; return 1; }
 	m0=$(dp api_misuse)
-	s0=$(dp stale_refs)
+	s0=$(dp stale_refs) g0=$(dp stale_refs_gone) d0=$(dp replies_dropped)
 	dmesg_mark
 	insmod "$ko" peer=dp || fail "krt_api_test failed its load (a case failed)"
 	out=$(dmesg | tail -n +$((DMESG0 + 1)) | sed -n 's/.*krt_api_test: //p')
 	echo "$out" | grep -E '^(not )?ok |^# ' | sed 's/^/# api: /'
-	check_eq "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok ')" 25/0 "API cases passed/failed"
-	check_eq "$(($(dp api_misuse) - m0))" 2 "the second and the stale reply counted as api_misuse"
+	check_eq "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok ')" 28/0 "API cases passed/failed"
+	check_eq "$(($(dp api_misuse) - m0))" 3 \
+		"api_misuse: the second reply, the stale pointer, the ref during a transfer"
 	check_eq "$(($(dp stale_refs) - s0))" 4 "stale refs refused: answered, reused, zero, connection freed"
+	check_eq "$(($(dp stale_refs_gone) - g0))" 2 "of which with no queue: zero, connection freed"
+	check_eq "$(($(dp replies_dropped) - d0))" 1 "the late reply by ref dropped"
 	dmesg | tail -n +$((DMESG0 + 1)) | grep -q 'reply to a request not with its service, from krt_at_request' ||
 		fail "krt's log does not name the service that replied twice"
 	rmmod krt_api_test 2> /dev/null

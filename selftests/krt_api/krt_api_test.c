@@ -12,8 +12,8 @@
  * a service that answers one request twice (the second answer refused:
  * the client sees one completion, with the first answer), and replies
  * by &struct krt_srv_ref: refused once answered, once the server request
- * serves a later request (which keeps its own answer), and once the
- * connection was reset and freed.  Each case
+ * serves a later request (which keeps its own answer), during a data
+ * transfer (-EBUSY), and once the connection was reset and freed.  Each case
  * prints a KTAP line to the kernel log; the load fails if one failed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -40,6 +40,7 @@ enum {
 	KRT_AT_REF_KEEP,	/* reply 0 by ref, again by ref; keep the ref */
 	KRT_AT_REF_PROBE,	/* in the kept one's place: stale ref, then 0 */
 	KRT_AT_REF_HOLD,	/* keep the ref, no reply (the client times out) */
+	KRT_AT_REF_BUSY,	/* reply by ref during the transfer, then after */
 };
 
 static char *krt_at_peer = "self";
@@ -60,6 +61,9 @@ static int krt_at_ref_first;
 static int krt_at_ref_again;
 static int krt_at_ref_probe;
 static bool krt_at_ref_held;
+static bool krt_at_ref_answered_zero;
+static int krt_at_ref_busy;
+static int krt_at_ref_after;
 
 struct krt_at_req {
 	struct krt_req		req;
@@ -110,6 +114,14 @@ static void krt_at_srv_data_done(struct krt_srv_req *sreq, int status)
 	krt_srv_reply(sreq, status, NULL, 0);
 }
 
+/* KRT_AT_REF_BUSY's transfer ended: answer by the ref now */
+static void krt_at_ref_data_done(struct krt_srv_req *sreq, int status)
+{
+	krt_at_ref_after = krt_srv_reply_ref(&krt_at_ref, status, NULL, 0);
+	if (krt_at_ref_after)
+		krt_srv_reply(sreq, status ?: -EPROTO, NULL, 0);
+}
+
 static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
 {
 	u32 op = 0;
@@ -152,6 +164,16 @@ static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
 		krt_at_ref_req = sreq;
 		krt_at_ref_first = krt_srv_reply_ref(&krt_at_ref, 0, NULL, 0);
 		krt_at_ref_again = krt_srv_reply_ref(&krt_at_ref, -EXDEV, NULL, 0);
+		/*
+		 * Answered, its reply's SEND completion not yet polled (it
+		 * comes on the CQ this callback runs from): no ref any more.
+		 */
+		{
+			struct krt_srv_ref late = krt_srv_req_ref(sreq);
+
+			krt_at_ref_answered_zero = !late.krt_queue && !late.krt_index &&
+						   !late.krt_gen;
+		}
 		return;
 	case KRT_AT_REF_PROBE:
 		/* the server request of the kept ref serves this one */
@@ -168,6 +190,18 @@ static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
 	case KRT_AT_REF_HOLD:
 		krt_at_ref = krt_srv_req_ref(sreq);
 		WRITE_ONCE(krt_at_ref_held, true);
+		return;
+	case KRT_AT_REF_BUSY:
+		/* the transfer's completion comes on this callback's CQ: later */
+		krt_at_ref = krt_srv_req_ref(sreq);
+		krt_at_fill(krt_at_srv_bv, true);
+		ret = krt_srv_data(sreq, krt_at_srv_bv, KRT_AT_PAGES, krt_at_ref_data_done);
+		if (ret) {
+			krt_at_ref_busy = ret;
+			krt_srv_reply(sreq, ret, NULL, 0);
+			return;
+		}
+		krt_at_ref_busy = krt_srv_reply_ref(&krt_at_ref, -EXDEV, NULL, 0);
 		return;
 	}
 	krt_srv_reply(sreq, -EOPNOTSUPP, NULL, 0);
@@ -413,6 +447,8 @@ static void krt_at_ref_cases(struct krt_peer *peer)
 		      ret, krt_at_ref_first);
 	krt_at_report("ref_second_reply_estale", krt_at_ref_again == -ESTALE,
 		      "krt_srv_reply_ref() again", krt_at_ref_again, -ESTALE);
+	krt_at_report("ref_of_answered_request_is_zero", krt_at_ref_answered_zero,
+		      "zero ref", krt_at_ref_answered_zero, 1);
 
 	/* requests go round the pool and its server requests: find the kept one */
 	krt_at_ref_probe = -EINPROGRESS;
@@ -433,6 +469,36 @@ static void krt_at_ref_cases(struct krt_peer *peer)
 
 	ret = krt_srv_reply_ref(&zero, 0, NULL, 0);
 	krt_at_report("ref_zero_estale", ret == -ESTALE, "krt_srv_reply_ref()", ret, -ESTALE);
+}
+
+/*
+ * A reply by ref while the request's transfer is under way: -EBUSY (a
+ * service's bug, counted as api_misuse), nothing sent; the reply by the
+ * same ref from the transfer's callback answers, the data intact.
+ */
+static void krt_at_ref_busy_case(struct krt_peer *peer, struct page **pages)
+{
+	struct bio_vec bv[KRT_AT_PAGES];
+	struct krt_at_req r;
+	int ret, i;
+
+	for (i = 0; i < KRT_AT_PAGES; i++)
+		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
+	krt_at_init_req(&r, KRT_AT_REF_BUSY);
+	krt_at_fill(bv, false);
+	r.req.dir = KRT_DATA_READ;
+	r.req.bvec = bv;
+	r.req.nr_bvec = KRT_AT_PAGES;
+	r.req.data_len = KRT_AT_PAGES * PAGE_SIZE;
+	krt_at_ref_busy = -EINPROGRESS;
+	krt_at_ref_after = -EINPROGRESS;
+	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
+	if (!ret && !krt_at_same(bv, true))
+		ret = -EILSEQ;
+	krt_at_report("ref_reply_during_transfer_ebusy", krt_at_ref_busy == -EBUSY,
+		      "krt_srv_reply_ref() during the transfer", krt_at_ref_busy, -EBUSY);
+	krt_at_report("ref_reply_after_transfer_answers", !ret && !krt_at_ref_after,
+		      "status, reply_ref after", ret, krt_at_ref_after);
 }
 
 /*
@@ -469,7 +535,7 @@ static void krt_at_ref_reset_case(struct krt_peer *peer, struct page **pages)
 	ret = krt_srv_reply_ref(&krt_at_ref, 0, NULL, 0);
 	krt_at_report("ref_late_reply_dropped", !ret, "krt_srv_reply_ref()", ret, 0);
 	/* its connection's memory goes from a work after the last reference */
-	msleep(1500);
+	msleep(3000);
 	ret = krt_srv_reply_ref(&krt_at_ref, 0, NULL, 0);
 	krt_at_report("ref_after_reset_estale", ret == -ESTALE, "krt_srv_reply_ref()",
 		      ret, -ESTALE);
@@ -500,13 +566,14 @@ static int __init krt_at_init(void)
 		goto out_svc;
 	}
 	pr_info("TAP version 13\n");
-	pr_info("1..25\n");
+	pr_info("1..28\n");
 	krt_at_buffer_cases(peer, pages);
 	krt_at_message_cases(peer);
 	krt_at_data_cases(peer, pages);
 	krt_at_twice_case(peer);
 	krt_at_stale_case(peer);
 	krt_at_ref_cases(peer);
+	krt_at_ref_busy_case(peer, pages);
 	krt_at_ref_reset_case(peer, pages);
 	pr_info("# totals: pass:%d fail:%d\n", krt_at_num - krt_at_failed, krt_at_failed);
 	ret = krt_at_failed ? -EINVAL : 0;

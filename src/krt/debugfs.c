@@ -181,6 +181,8 @@ static int krt_dbg_dp_show(struct seq_file *m, void *v)
 	seq_printf(m, "inline_checked: %lld\ninline_bad: %lld\nstale_refs: %lld\n",
 		   atomic64_read(&st->inline_checked), atomic64_read(&st->inline_bad),
 		   atomic64_read(&st->stale_refs));
+	seq_printf(m, "stale_refs_gone: %lld\nreplies_dropped: %lld\n",
+		   atomic64_read(&st->stale_refs_gone), atomic64_read(&st->replies_dropped));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(krt_dbg_dp);

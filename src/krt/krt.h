@@ -675,6 +675,8 @@ struct krt_dp_stats {
 	atomic64_t	inline_checked;
 	atomic64_t	inline_bad;
 	atomic64_t	stale_refs;
+	atomic64_t	stale_refs_gone;
+	atomic64_t	replies_dropped;
 };
 
 extern struct krt_dp_stats krt_dp_stats;

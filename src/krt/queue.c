@@ -1082,8 +1082,11 @@ void krt_queue_destroy(struct krt_conn *conn)
 	list_for_each_entry_safe(r, rt, &data, entry) {
 		list_del_init(&r->entry);
 		ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
+		/* a reply (by ref) checks both under the lock */
+		spin_lock_bh(&q->lock);
 		r->sgl = NULL;
 		r->state = KRT_SREQ_SERVICE;
+		spin_unlock_bh(&q->lock);
 		r->data_done(&r->pub, -ECONNRESET);
 	}
 	list_for_each_entry_safe(r, rt, &replies, entry) {

@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include <rdma/mr_pool.h>
@@ -47,8 +48,7 @@ static void krt_sreq_put_locked(struct krt_queue *q, struct krt_sreq *r)
 static void krt_sreq_take_locked(struct krt_sreq *r)
 {
 	list_del_init(&r->entry);
-	if (!++r->gen)
-		r->gen = 1;
+	WRITE_ONCE(r->gen, r->gen + 1 ?: 1);
 }
 
 /**
@@ -59,11 +59,16 @@ static void krt_sreq_take_locked(struct krt_sreq *r)
  */
 int krt_q_srv_publish(struct krt_queue *q)
 {
+	u32 id;
 	int ret;
 
-	ret = xa_alloc_cyclic(&krt_srv_queues, &q->srv_id, q, xa_limit_32b,
+	/* the id is set on failure too: only a stored one is the queue's */
+	ret = xa_alloc_cyclic(&krt_srv_queues, &id, q, xa_limit_32b,
 			      &krt_srv_next_id, GFP_KERNEL);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	q->srv_id = id;
+	return 0;
 }
 
 /**
@@ -183,6 +188,11 @@ void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (krt_q_wc_failed(q, wc, r->mr ? "LOCAL_INV" : "RDMA transfer") && !status)
 		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+	/*
+	 * ORDER: the transfer is over (or the QP in error): unmap, then give
+	 * @r back to its service under the lock, which a reply checks.
+	 */
+	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
 	spin_lock_bh(&q->lock);
 	q->sq_avail += KRT_WR_DATA;
 	/* a failed LOCAL_INV leaves the MR to krt_queue_destroy() */
@@ -190,12 +200,11 @@ void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 		krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
 	}
+	r->sgl = NULL;
 	r->state = KRT_SREQ_SERVICE;
 	krt_q_kick_locked(q, &done);
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
-	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
-	r->sgl = NULL;
 	r->data_done(&r->pub, status);
 }
 
@@ -532,6 +541,8 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 		/* no longer with the service: a racing second reply is refused */
 		r->state = KRT_SREQ_REPLY_WAIT;
 		spin_unlock_bh(&q->lock);
+		if (r->pub.service != KRT_SERVICE_HB)
+			atomic64_inc(&krt_dp_stats.replies_dropped);
 		krt_sreq_release(r);
 		return;
 	}
@@ -605,19 +616,27 @@ EXPORT_SYMBOL_GPL(krt_srv_reply);
  * krt_srv_req_ref() - name a request by value
  * @sreq: a request with the service (before its reply)
  *
+ * Context as krt_srv_reply().
+ *
  * Return: a ref that krt_srv_reply_ref() answers @sreq through for as long
- * as @sreq waits for its reply, and refuses ever after.
+ * as @sreq waits for its reply, and refuses ever after; the zero ref
+ * (always refused) if @sreq was answered already.
  */
 struct krt_srv_ref krt_srv_req_ref(const struct krt_srv_req *sreq)
 {
-	const struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
-	/* stable: bumped only when @r takes its next request */
-	struct krt_srv_ref ref = {
-		.krt_queue = r->q->srv_id,
-		.krt_index = r->idx,
-		.krt_gen = READ_ONCE(r->gen),
-	};
+	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
+	struct krt_queue *q = r->q;
+	struct krt_srv_ref ref = {};
 
+	/* not for an answered request: @r may serve another one already */
+	spin_lock_bh(&q->lock);
+	if (r->state == KRT_SREQ_SERVICE || r->state == KRT_SREQ_DATA_WAIT ||
+	    r->state == KRT_SREQ_DATA) {
+		ref.krt_queue = q->srv_id;
+		ref.krt_index = r->idx;
+		ref.krt_gen = r->gen;
+	}
+	spin_unlock_bh(&q->lock);
 	return ref;
 }
 EXPORT_SYMBOL_GPL(krt_srv_req_ref);
@@ -632,7 +651,8 @@ EXPORT_SYMBOL_GPL(krt_srv_req_ref);
  * krt_srv_reply() for the request @ref names, if it still waits for its
  * reply; otherwise nothing is sent, whatever request its server request
  * serves now is left alone, and the stale ref is counted
- * (``stale_refs``).  Context as krt_srv_reply().
+ * (``stale_refs``; ``stale_refs_gone`` too if its connection was freed).
+ * Context as krt_srv_reply().
  *
  * Return: 0 (answered, or dropped if its connection went away), -ESTALE
  * (answered before, its connection freed, or never a request's),
@@ -642,30 +662,43 @@ EXPORT_SYMBOL_GPL(krt_srv_req_ref);
 int krt_srv_reply_ref(const struct krt_srv_ref *ref, int status,
 		      const void *msg, u32 len)
 {
+	/* the caller's: read once */
+	u32 qid = READ_ONCE(ref->krt_queue);
+	u32 idx = READ_ONCE(ref->krt_index);
+	u32 gen = READ_ONCE(ref->krt_gen);
 	struct krt_queue *q;
 	struct krt_sreq *r;
 
 	rcu_read_lock();
-	q = ref->krt_queue ? xa_load(&krt_srv_queues, ref->krt_queue) : NULL;
+	q = qid ? xa_load(&krt_srv_queues, qid) : NULL;
 	if (!q)
-		goto stale;
+		goto gone;
 	spin_lock_bh(&q->lock);
-	if (q->gone || ref->krt_index >= q->depth)
+	if (q->gone) {
+		spin_unlock_bh(&q->lock);
+		goto gone;
+	}
+	if (idx >= q->depth)
 		goto stale_locked;
-	r = &q->sreqs[ref->krt_index];
-	if (r->gen != ref->krt_gen || r->state != KRT_SREQ_SERVICE)
+	r = &q->sreqs[array_index_nospec(idx, q->depth)];
+	if (r->gen != gen)
 		goto stale_locked;
-	if (r->sgl) {
+	if (r->state == KRT_SREQ_DATA_WAIT || r->state == KRT_SREQ_DATA || r->sgl) {
 		spin_unlock_bh(&q->lock);
 		rcu_read_unlock();
 		krt_sreq_misuse("during its data transfer", __builtin_return_address(0));
 		return -EBUSY;
 	}
+	if (r->state != KRT_SREQ_SERVICE)
+		goto stale_locked;
 	/* ORDER: @r holds a connection reference until its release: q stays */
 	krt_sreq_answer(q, r, status, msg, len);
 	rcu_read_unlock();
 	return 0;
 
+gone:
+	atomic64_inc(&krt_dp_stats.stale_refs_gone);
+	goto stale;
 stale_locked:
 	spin_unlock_bh(&q->lock);
 stale:
