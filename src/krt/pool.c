@@ -187,7 +187,7 @@ static u64 krt_peer_mem_cap(void)
 /**
  * krt_conn_mem() - what a connection of a given depth holds, in bytes
  * @depth: queue depth
- * @inbound: server side (a request copy and a reply buffer per request)
+ * @inbound: server side (larger work requests)
  * @max_io: largest data buffer the remote asked for (unused: MRs and
  *	scatterlists are sized from the local max_io, and so is the charge)
  *
@@ -200,7 +200,8 @@ static u64 krt_peer_mem_cap(void)
 u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 {
 	u64 pages = DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1;
-	u64 per = KRT_MSG_BUF + (inbound ? 2 : 1) * KRT_MSG_BUF +
+	/* receive buffer; request buffer, or reply buffer holding the request */
+	u64 per = 2 * KRT_MSG_BUF +
 		  /* preallocated sg, one array for all */
 		  pages * sizeof(struct scatterlist) +
 		  pages * sizeof(u64) + 512 +		/* MR page list, MR */

@@ -809,13 +809,12 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		r->inv_cqe.done = krt_sreq_data_done;
 		r->send_cqe.done = krt_sreq_send_done;
 		list_add_tail(&r->entry, &q->sfree);
-		r->msg = kmalloc(KRT_MSG_BUF, GFP_KERNEL);
 		r->sg = &q->sgs[i * q->mr_pages];
-		if (!r->msg)
-			return -ENOMEM;
 		r->va = krt_q_buf(q, &r->dma, DMA_TO_DEVICE);
 		if (!r->va)
 			return -ENOMEM;
+		/* the request's copy sits where its reply's message will */
+		r->msg = r->va + sizeof(struct krt_msg_hdr);
 	}
 	return 0;
 }
@@ -1109,10 +1108,8 @@ static void krt_q_free_work(struct work_struct *work)
 		kfree(q->rbufs[i].va);
 	for (i = 0; q->slots && i < q->depth; i++)
 		kfree(q->slots[i].va);
-	for (i = 0; q->sreqs && i < q->depth; i++) {
+	for (i = 0; q->sreqs && i < q->depth; i++)
 		kfree(q->sreqs[i].va);
-		kfree(q->sreqs[i].msg);
-	}
 	kfree(q->rbufs);
 	kfree(q->slots);
 	kfree(q->sreqs);

@@ -103,8 +103,8 @@ struct krt_sreq {
 	struct ib_cqe		data_cqe;
 	struct ib_cqe		inv_cqe;
 	struct ib_cqe		send_cqe;
-	void			*msg;		/* copy of the request */
-	void			*va;		/* reply buffer */
+	void			*msg;		/* copy of the request, in @va */
+	void			*va;		/* reply buffer: header, message */
 	u64			dma;
 };
 

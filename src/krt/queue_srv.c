@@ -533,8 +533,9 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 		status = -EMSGSIZE;
 		len = 0;
 	}
+	/* the request's copy is overwritten: @msg may point into it */
 	if (msg && len)
-		memcpy(r->va + sizeof(struct krt_msg_hdr), msg, len);
+		memmove(r->msg, msg, len);
 	r->rep_len = msg ? len : 0;
 	r->status = status;
 	if (q->dead) {
