@@ -271,7 +271,9 @@ malformed_replies() {
 	check_eq "$(rk "$f" -j peer show | jq -c '[.[0].name, .[0].conns]')" '["",4]' "attribute past the message"
 	# the message itself shorter than its genetlink header
 	reply "$f" "$(le 4 18)$(le 2 32)$(le 2 2)$(le 4 0)$(le 4 0)0100" "$(nl_done)"
-	check_eq "$(rk "$f" -j peer show)" "[]" "message without a genetlink header"
+	rk "$f" -j peer show > "$TMPD/json"
+	check_eq "$?/$(wc -c < "$TMPD/json")" "1/0" "message without a genetlink header: exit status, JSON bytes"
+	grep -qx "Error: peer show: Bad message." "$TMPD/err" || fail "no error: $(cat "$TMPD/err")"
 }
 
 # control characters escaped, invalid UTF-8 replaced by U+FFFD, valid
@@ -404,6 +406,8 @@ conn_names() {
 	out=$(rk "$f" conn show st2/5; echo "rc=$?")
 	check_eq "$out" "rc=1" "conn show of a missing connection"
 	check_eq "$(cat "$TMPD/err")" "Error: no such connection." "its message"
+	out=$(rk "$f" -j conn show st2/5; echo "rc=$?")
+	check_eq "$out" "rc=1" "-j conn show of a missing connection: no JSON, exit 1"
 	bad_arg 'conn show: "index" needs "peer NAME"' conn show index 1
 	bad_arg 'conn show: bad index "x"' conn show st2/x
 	bad_arg 'conn show: bad index "-1"' conn show peer st2 index -1

@@ -68,6 +68,13 @@ krtctl_errors() {
 	"$KRTCTL" conn show peer nosuch > "$out" 2>&1
 	check_eq $? 1 "exit status of a dump of an unknown peer"
 	grep -qx "Error: no such peer." "$out" || fail "dump of an unknown peer: $(cat "$out")"
+	# with -j: no JSON at all on standard output (not "[]": nothing there)
+	"$KRTCTL" -j conn show peer nosuch > "$out" 2> "$out.err"
+	check_eq $? 1 "exit status of a JSON dump of an unknown peer"
+	check_eq "$(wc -c < "$out")" 0 "bytes on standard output of a failed JSON dump"
+	grep -qx "Error: no such peer." "$out.err" || fail "JSON dump of an unknown peer: $(cat "$out.err")"
+	"$KRTCTL" -j peer show nosuch > "$out" 2> "$out.err"
+	check_eq "$?/$(wc -c < "$out")" 1/0 "exit status/bytes of a JSON get of an unknown peer"
 }
 
 # Dumps across list changes: krt flags a dump part that follows a change
@@ -97,7 +104,8 @@ dump_churn() {
 	check_eq $? 1 "exit status of a single flagged pass"
 	grep -q "lists changed during each of 1 dumps" "$out.err" || fail "message: $(cat "$out.err")"
 	check_eq "$(cat "$fi")" 0 "flagged parts left"
-	check_eq "$(jq length "$out")" 0 "entries printed of a flagged pass"
+	# a failed show prints no JSON at all, not even an empty array
+	check_eq "$(wc -c < "$out")" 0 "bytes printed of a flagged pass"
 	echo 100 > "$fi"
 	"$KRTCTL" -j peer show > "$out" 2> "$out.err"
 	check_eq $? 1 "exit status with every pass flagged"

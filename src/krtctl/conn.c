@@ -159,12 +159,20 @@ static int conn_reset(int argc, char **argv)
 }
 
 /* krtctl conn show [peer NAME [index N] | NAME/INDEX] */
+/* After the dump: a connection asked for by index that is not there. */
+static int conn_show_found(void)
+{
+	if (!conn_filter.on || conn_filter.found)
+		return 0;
+	fprintf(stderr, "Error: no such connection.\n");
+	return 1;
+}
+
 static int conn_show(int argc, char **argv)
 {
 	char name[KRT_PEER_NAME_MAX] = "";
 	const char *peer = NULL;
 	struct nlmsghdr *nlh;
-	int ret;
 
 	memset(&conn_filter, 0, sizeof(conn_filter));
 	if (argc == 1 && strchr(argv[0], '/')) {
@@ -196,12 +204,7 @@ static int conn_show(int argc, char **argv)
 	nlh = nl_msg(&krtctl, KRT_CMD_CONN_GET, NLM_F_DUMP);
 	if (peer)
 		mnl_attr_put_strz(nlh, KRT_A_CONN_PEER, peer);
-	ret = nl_show(nlh, conn_show_cb, "conn show");
-	if (!ret && conn_filter.on && !conn_filter.found) {
-		fprintf(stderr, "Error: no such connection.\n");
-		ret = 1;
-	}
-	return ret;
+	return nl_show_check(nlh, conn_show_cb, "conn show", conn_show_found);
 }
 
 enum { CONN_SHOW, CONN_LIST, CONN_RESET, CONN_HELP, CONN_MAX };

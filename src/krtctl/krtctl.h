@@ -117,6 +117,7 @@ int nl_parse_attrs(const struct nlmsghdr *nlh, const struct nlattr **tb,
 		   struct nl_policy *p);
 int nl_report(int ret, const char *what);
 int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what);
+int nl_show_check(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what, int (*check)(void));
 int nl_dump(u8 cmd, mnl_cb_t cb, const char *what, int filter_type, const char *filter);
 u32 attr_u32(const struct nlattr **tb, int type);
 u16 attr_u16(const struct nlattr **tb, int type);

@@ -715,10 +715,16 @@ int nl_report(int ret, const char *what)
 
 /*
  * Send a get or dump request and print every answer with @cb, inside one
- * JSON array with -j.  Return: the exit status.
+ * JSON array with -j.  The array is printed only if the request succeeded
+ * and @check (if any) found what was asked for (it says why not and
+ * returns the exit status): a script must not read "[]" (nothing there)
+ * from a request that failed.  Return: the exit status.
  */
-int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what)
+int nl_show_check(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what, int (*check)(void))
 {
+	char *json = NULL;
+	size_t json_len = 0;
+	FILE *f = NULL;
 	struct jw w;
 	int ret;
 
@@ -726,15 +732,36 @@ int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what)
 	if (ret)
 		return nl_report(ret, what);
 	if (krtctl.json) {
-		jw_init(&w, stdout, krtctl.pretty);
+		f = open_memstream(&json, &json_len);
+		if (!f) {
+			fprintf(stderr, "Error: %s: %s.\n", what, strerror(errno));
+			return 1;
+		}
+		jw_init(&w, f, krtctl.pretty);
 		jw_start_arr(&w, NULL);
 	}
 	ret = nl_talk(&krtctl, nlh, cb, krtctl.json ? &w : NULL);
+	if (!ret && check && check())
+		ret = -2;	/* @check said why */
 	if (krtctl.json) {
 		jw_end_arr(&w);
 		jw_done(&w);
+		/* a stream that ran out of memory holds part of the array */
+		if ((ferror(f) | fclose(f)) && !ret) {
+			fprintf(stderr, "Error: %s: cannot buffer its output.\n", what);
+			ret = -2;
+		}
+		if (!ret)
+			fwrite(json, 1, json_len, stdout);
+		free(json);
 	}
 	return nl_report(ret, what);
+}
+
+/* nl_show_check() with nothing to check. */
+int nl_show(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what)
+{
+	return nl_show_check(nlh, cb, what, NULL);
 }
 
 /* Dump @cmd, optionally filtered by a string attribute, printing with @cb. */
