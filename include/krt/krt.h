@@ -200,6 +200,9 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 void (*done)(struct krt_srv_req *sreq, int status));
 void krt_srv_reply(struct krt_srv_req *sreq, int status, const void *msg,
 		   u32 len);
+int krt_srv_data_reply(struct krt_srv_req *sreq, struct bio_vec *bvec,
+		       unsigned int nr_bvec, int status, const void *msg, u32 len,
+		       void (*done)(struct krt_srv_req *sreq, int status));
 struct krt_srv_ref krt_srv_req_ref(const struct krt_srv_req *sreq);
 int krt_srv_reply_ref(const struct krt_srv_ref *ref, int status,
 		      const void *msg, u32 len);

@@ -13,7 +13,8 @@
  * the client sees one completion, with the first answer), and replies
  * by &struct krt_srv_ref: refused once answered, once the server request
  * serves a later request (which keeps its own answer), during a data
- * transfer (-EBUSY), and once the connection was reset and freed.  Each case
+ * transfer (-EBUSY), and once the connection was reset and freed; and
+ * krt_srv_data_reply(): a read's data and answer together.  Each case
  * prints a KTAP line to the kernel log; the load fails if one failed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -41,6 +42,7 @@ enum {
 	KRT_AT_REF_PROBE,	/* in the kept one's place: stale ref, then 0 */
 	KRT_AT_REF_HOLD,	/* keep the ref, no reply (the client times out) */
 	KRT_AT_REF_BUSY,	/* reply by ref during the transfer, then after */
+	KRT_AT_DATA_REPLY,	/* krt_srv_data_reply(): data and answer at once */
 };
 
 static char *krt_at_peer = "self";
@@ -64,6 +66,9 @@ static bool krt_at_ref_held;
 static bool krt_at_ref_answered_zero;
 static int krt_at_ref_busy;
 static int krt_at_ref_after;
+/* KRT_AT_DATA_REPLY: what its done callback saw, and a reply tried there */
+static int krt_at_dr_status;
+static bool krt_at_dr_ref_zero;
 
 struct krt_at_req {
 	struct krt_req		req;
@@ -112,6 +117,15 @@ static void krt_at_srv_data_done(struct krt_srv_req *sreq, int status)
 		status = -EILSEQ;
 	krt_at_srv_result = status;
 	krt_srv_reply(sreq, status, NULL, 0);
+}
+
+/* KRT_AT_DATA_REPLY went: the request is answered, no ref to it */
+static void krt_at_dr_done(struct krt_srv_req *sreq, int status)
+{
+	struct krt_srv_ref ref = krt_srv_req_ref(sreq);
+
+	krt_at_dr_ref_zero = !ref.krt_queue && !ref.krt_index && !ref.krt_gen;
+	WRITE_ONCE(krt_at_dr_status, status);
 }
 
 /* KRT_AT_REF_BUSY's transfer ended: answer by the ref now */
@@ -191,6 +205,15 @@ static void krt_at_request(struct krt_service *svc, struct krt_srv_req *sreq)
 		krt_at_ref = krt_srv_req_ref(sreq);
 		WRITE_ONCE(krt_at_ref_held, true);
 		return;
+	case KRT_AT_DATA_REPLY:
+		if (sreq->dir == KRT_DATA_READ)
+			krt_at_fill(krt_at_srv_bv, true);
+		/* the answer: the op back, status -ENOKEY to tell it apart */
+		ret = krt_srv_data_reply(sreq, krt_at_srv_bv, KRT_AT_PAGES, -ENOKEY,
+					 &op, sizeof(op), krt_at_dr_done);
+		if (ret)
+			krt_srv_reply(sreq, ret, NULL, 0);
+		return;
 	case KRT_AT_REF_BUSY:
 		/* the transfer's completion comes on this callback's CQ: later */
 		krt_at_ref = krt_srv_req_ref(sreq);
@@ -244,6 +267,25 @@ static void krt_at_init_req(struct krt_at_req *r, u32 op)
 	r->req.msg_len = sizeof(r->op);
 	r->req.done = krt_at_done;
 	r->req.timeout_ms = 5000;
+}
+
+/*
+ * A request with a two-page buffer of @pages in @bv, holding the client's
+ * pattern (a read must overwrite it).
+ */
+static void krt_at_init_pages_req(struct krt_at_req *r, u32 op, enum krt_data_dir dir,
+				  struct bio_vec *bv, struct page **pages)
+{
+	int i;
+
+	for (i = 0; i < KRT_AT_PAGES; i++)
+		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
+	krt_at_init_req(r, op);
+	krt_at_fill(bv, false);
+	r->req.dir = dir;
+	r->req.bvec = bv;
+	r->req.nr_bvec = KRT_AT_PAGES;
+	r->req.data_len = KRT_AT_PAGES * PAGE_SIZE;
 }
 
 static int krt_at_num;
@@ -368,27 +410,15 @@ static void krt_at_data_cases(struct krt_peer *peer, struct page **pages)
 {
 	struct bio_vec bv[KRT_AT_PAGES];
 	struct krt_at_req r;
-	int ret, i;
+	int ret;
 
-	for (i = 0; i < KRT_AT_PAGES; i++)
-		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
-
-	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
-	krt_at_fill(bv, false);
-	r.req.dir = KRT_DATA_WRITE;
-	r.req.bvec = bv;
-	r.req.nr_bvec = KRT_AT_PAGES;
-	r.req.data_len = KRT_AT_PAGES * PAGE_SIZE;
+	krt_at_init_pages_req(&r, KRT_AT_ECHO_DATA, KRT_DATA_WRITE, bv, pages);
 	krt_at_srv_result = -EINPROGRESS;
 	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status ?: krt_at_srv_result;
 	krt_at_report("write_two_pages_arrive_intact", !ret, "status", ret, 0);
 
-	krt_at_init_req(&r, KRT_AT_ECHO_DATA);
-	krt_at_fill(bv, false);		/* not what the server sends */
-	r.req.dir = KRT_DATA_READ;
-	r.req.bvec = bv;
-	r.req.nr_bvec = KRT_AT_PAGES;
-	r.req.data_len = KRT_AT_PAGES * PAGE_SIZE;
+	/* the client's pattern: not what the server sends */
+	krt_at_init_pages_req(&r, KRT_AT_ECHO_DATA, KRT_DATA_READ, bv, pages);
 	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
 	if (!ret && !krt_at_same(bv, true))
 		ret = -EILSEQ;
@@ -472,6 +502,42 @@ static void krt_at_ref_cases(struct krt_peer *peer)
 }
 
 /*
+ * krt_srv_data_reply(): a client read gets the data and the answer (its
+ * status and message), the service's callback runs once with 0 and finds
+ * the request answered; a client write is refused (-EINVAL) and answered
+ * by the service itself.
+ */
+static void krt_at_data_reply_cases(struct krt_peer *peer, struct page **pages)
+{
+	struct bio_vec bv[KRT_AT_PAGES];
+	struct krt_at_req r;
+	u32 rsp = 0;
+	int ret;
+
+	krt_at_init_pages_req(&r, KRT_AT_DATA_REPLY, KRT_DATA_READ, bv, pages);
+	r.req.rsp = &rsp;
+	r.req.rsp_max = sizeof(rsp);
+	krt_at_dr_status = -EINPROGRESS;
+	krt_at_dr_ref_zero = false;
+	ret = krt_at_run(peer, &r) ?: r.req.status;
+	if (!ret && !krt_at_same(bv, true))
+		ret = -EILSEQ;
+	krt_at_report("data_reply_read_intact", !ret, "status", ret, 0);
+	ret = r.req.rsp_status == -ENOKEY && r.req.rsp_len == sizeof(rsp) &&
+	      rsp == KRT_AT_DATA_REPLY;
+	krt_at_report("data_reply_answer_status_and_message", ret, "rsp_status",
+		      r.req.rsp_status, -ENOKEY);
+	krt_at_report("data_reply_done_once_answered",
+		      !READ_ONCE(krt_at_dr_status) && krt_at_dr_ref_zero,
+		      "done status", READ_ONCE(krt_at_dr_status), 0);
+
+	krt_at_init_pages_req(&r, KRT_AT_DATA_REPLY, KRT_DATA_WRITE, bv, pages);
+	ret = krt_at_run(peer, &r) ?: r.req.status;
+	krt_at_report("data_reply_refused_for_a_write", !ret && r.req.rsp_status == -EINVAL,
+		      "rsp_status", r.req.rsp_status, -EINVAL);
+}
+
+/*
  * A reply by ref while the request's transfer is under way: -EBUSY (a
  * service's bug, counted as api_misuse), nothing sent; the reply by the
  * same ref from the transfer's callback answers, the data intact.
@@ -480,16 +546,9 @@ static void krt_at_ref_busy_case(struct krt_peer *peer, struct page **pages)
 {
 	struct bio_vec bv[KRT_AT_PAGES];
 	struct krt_at_req r;
-	int ret, i;
+	int ret;
 
-	for (i = 0; i < KRT_AT_PAGES; i++)
-		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
-	krt_at_init_req(&r, KRT_AT_REF_BUSY);
-	krt_at_fill(bv, false);
-	r.req.dir = KRT_DATA_READ;
-	r.req.bvec = bv;
-	r.req.nr_bvec = KRT_AT_PAGES;
-	r.req.data_len = KRT_AT_PAGES * PAGE_SIZE;
+	krt_at_init_pages_req(&r, KRT_AT_REF_BUSY, KRT_DATA_READ, bv, pages);
 	krt_at_ref_busy = -EINPROGRESS;
 	krt_at_ref_after = -EINPROGRESS;
 	ret = krt_at_run(peer, &r) ?: r.req.status ?: r.req.rsp_status;
@@ -566,7 +625,7 @@ static int __init krt_at_init(void)
 		goto out_svc;
 	}
 	pr_info("TAP version 13\n");
-	pr_info("1..28\n");
+	pr_info("1..32\n");
 	krt_at_buffer_cases(peer, pages);
 	krt_at_message_cases(peer);
 	krt_at_data_cases(peer, pages);
@@ -574,6 +633,7 @@ static int __init krt_at_init(void)
 	krt_at_stale_case(peer);
 	krt_at_ref_cases(peer);
 	krt_at_ref_busy_case(peer, pages);
+	krt_at_data_reply_cases(peer, pages);
 	krt_at_ref_reset_case(peer, pages);
 	pr_info("# totals: pass:%d fail:%d\n", krt_at_num - krt_at_failed, krt_at_failed);
 	ret = krt_at_failed ? -EINVAL : 0;

@@ -5,14 +5,15 @@
  * DOC: Server
  *
  * Everything runs in the service's request callback (softirq) and in
- * krt_srv_data()'s completion; nothing is allocated per request:
+ * the transfers' completions; nothing is allocated per request:
  *
  * - a send-only request is answered at once, status 0 and no message
  *   (with %KRT_BENCH_F_VERIFY its bytes after the header are checked
  *   against the pattern first: -EILSEQ if they differ);
  * - a read or write request takes one of ``srv_slots`` contexts made at
  *   load (each with a segment array for ``srv_max_io`` bytes) and moves
- *   its data with krt_srv_data().  Unverified, every request uses the
+ *   its data with krt_srv_data(), a read with krt_srv_data_reply() (data
+ *   and answer in one post).  Unverified, every request uses the
  *   same ``srv_max_io`` bytes of shared pages: their content is never
  *   looked at, and concurrent transfers into or out of them are harmless.
  *   Verified, the request takes private pages from a stack filled at load
@@ -43,6 +44,10 @@ MODULE_PARM_DESC(srv_max_io, "Server: largest data request in bytes, 4096 to 167
 static unsigned int krt_bench_srv_verify_mb = 16;
 module_param_named(srv_verify_mb, krt_bench_srv_verify_mb, uint, 0444);
 MODULE_PARM_DESC(srv_verify_mb, "Server: MiB of private pages for verified data requests in flight, 0 to 1024 (default: 16)");
+
+static bool krt_bench_srv_chain = true;
+module_param_named(srv_chain, krt_bench_srv_chain, bool, 0644);
+MODULE_PARM_DESC(srv_chain, "Server: answer reads with krt_srv_data_reply() (default: Y); N: krt_srv_data(), then krt_srv_reply() from its callback, to compare");
 
 /* one data request being served */
 struct krt_bench_sctx {
@@ -120,6 +125,12 @@ static void krt_bench_srv_data_done(struct krt_srv_req *sreq, int status)
 	krt_srv_reply(sreq, status, NULL, 0);
 }
 
+/* a read's data and answer went together: only the context is left */
+static void krt_bench_srv_read_done(struct krt_srv_req *sreq, int status)
+{
+	krt_bench_srv_put(sreq->priv);
+}
+
 static void krt_bench_srv_data(struct krt_srv_req *sreq, u32 seed, bool verify)
 {
 	u32 nr = DIV_ROUND_UP(sreq->data_len, PAGE_SIZE), left = sreq->data_len, i;
@@ -146,7 +157,11 @@ static void krt_bench_srv_data(struct krt_srv_req *sreq, u32 seed, bool verify)
 	sreq->priv = c;
 	if (verify && sreq->dir == KRT_DATA_READ)
 		krt_bench_pat_buf(c->bv, nr, seed, true);
-	ret = krt_srv_data(sreq, c->bv, nr, krt_bench_srv_data_done);
+	/* a read is answered with its data, as a storage target does */
+	if (sreq->dir == KRT_DATA_READ && READ_ONCE(krt_bench_srv_chain))
+		ret = krt_srv_data_reply(sreq, c->bv, nr, 0, NULL, 0, krt_bench_srv_read_done);
+	else
+		ret = krt_srv_data(sreq, c->bv, nr, krt_bench_srv_data_done);
 	if (ret) {
 		krt_bench_srv_put(c);
 		krt_srv_reply(sreq, ret, NULL, 0);

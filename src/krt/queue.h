@@ -72,6 +72,8 @@ enum krt_sreq_state {
 	KRT_SREQ_DATA,		/* data transfer posted */
 	KRT_SREQ_REPLY_WAIT,	/* reply waits for a credit or SQ room */
 	KRT_SREQ_REPLY,		/* reply posted */
+	KRT_SREQ_CHAIN_WAIT,	/* transfer and reply wait for room */
+	KRT_SREQ_CHAIN,		/* transfer and reply posted together */
 };
 
 struct krt_sreq {
@@ -81,6 +83,7 @@ struct krt_sreq {
 	struct list_head	entry;		/* free or waiting list; q->lock */
 	u8			state;
 	bool			inv;
+	bool			chain;		/* krt_srv_data_reply() */
 	u32			idx;		/* in q->sreqs */
 	u32			gen;		/* bumped per request; q->lock */
 	u32			tag;

@@ -125,34 +125,88 @@ void krt_sreq_release(struct krt_sreq *r)
 	krt_conn_put(conn);		/* the server request's */
 }
 
-static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
+/*
+ * Build @r's reply SEND (with invalidate where the client asked for it)
+ * and take its credit and SQ entry.  Caller holds q->lock.
+ */
+static void krt_sreq_build_reply_locked(struct krt_queue *q, struct krt_sreq *r,
+					struct ib_send_wr *wr, struct ib_sge *sge)
 {
-	struct ib_send_wr wr;
-	struct ib_sge sge;
 	u32 len = sizeof(struct krt_msg_hdr) + r->rep_len;
-	int ret;
 
 	krt_q_fill_hdr(q, r->va, KRT_OP_REP, 0, len, r->pub.service, r->tag,
 		       r->status, r->pub.req_id);
 	ib_dma_sync_single_for_device(q->ibdev, r->dma, len, DMA_TO_DEVICE);
-	krt_send_wr(&wr, &sge, &r->send_cqe, r->va, r->dma, len, q->lkey,
+	krt_send_wr(wr, sge, &r->send_cqe, r->va, r->dma, len, q->lkey,
 		    len <= q->max_inline);
 	if (r->inv && q->send_inv) {
-		wr.opcode = IB_WR_SEND_WITH_INV;
-		wr.ex.invalidate_rkey = r->rkey;
+		wr->opcode = IB_WR_SEND_WITH_INV;
+		wr->ex.invalidate_rkey = r->rkey;
 	}
 	q->credits--;
 	q->sq_avail -= KRT_WR_REP;
 	if (r->pub.service != KRT_SERVICE_HB)
 		q->stats.srv_reps++;
+}
+
+/* A reply went to the device: what it carried, how long the service took. */
+static void krt_sreq_reply_posted(struct krt_queue *q, struct krt_sreq *r)
+{
+	if (r->pub.service == KRT_SERVICE_HB)
+		return;
+	krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_OUT, r->rep_len);
+	krt_stats_lat(q->conn, q->conn->peer, KRT_HIST_SVC, krt_ns_since(r->t_recv));
+}
+
+static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	struct ib_send_wr wr;
+	struct ib_sge sge;
+	int ret;
+
+	krt_sreq_build_reply_locked(q, r, &wr, &sge);
 	r->state = KRT_SREQ_REPLY;
 	ret = krt_q_post_send(q, &wr);
-	if (!ret && r->pub.service != KRT_SERVICE_HB) {
-		krt_stat_add(q->conn, KRT_A_STAT_SRV_MSG_BYTES_OUT, r->rep_len);
-		krt_stats_lat(q->conn, q->conn->peer, KRT_HIST_SVC,
-			      krt_ns_since(r->t_recv));
-	}
+	if (!ret)
+		krt_sreq_reply_posted(q, r);
 	return ret;
+}
+
+/*
+ * The last WR of a transfer and reply posted together
+ * (krt_srv_data_reply()) completed, the reply SEND or the LOCAL_INV
+ * behind it, and with it every WR in front of it: unmap, give the MR
+ * back, tell the service its buffer is free and release @r.
+ */
+static void krt_sreq_chain_done(struct krt_sreq *r, struct ib_wc *wc)
+{
+	struct krt_queue *q = r->q;
+	int status = r->data_status;
+	LIST_HEAD(done);
+
+	if (krt_q_wc_failed(q, wc, "RDMA transfer and reply") && !status)
+		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
+	spin_lock_bh(&q->lock);
+	q->sq_avail += KRT_WR_DATA + KRT_WR_REP;
+	/* a failed chain leaves the MR to krt_queue_destroy() */
+	if (r->mr && wc->status == IB_WC_SUCCESS) {
+		krt_q_mr_put(q, r->mr);
+		r->mr = NULL;
+	}
+	/*
+	 * ORDER: dead before @r is released, or a deferred request would
+	 * take it (and drop the MR it keeps); a flush can come before the
+	 * QP's fatal event marks the queue
+	 */
+	if (wc->status != IB_WC_SUCCESS)
+		krt_q_reset_locked(q, "a transfer and reply failed");
+	r->sgl = NULL;
+	krt_q_kick_locked(q, &done);
+	spin_unlock_bh(&q->lock);
+	krt_q_complete(q, &done);
+	r->data_done(&r->pub, status);
+	krt_sreq_release(r);
 }
 
 void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -161,6 +215,10 @@ void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct krt_queue *q = r->q;
 	LIST_HEAD(done);
 
+	if (r->chain) {
+		krt_sreq_chain_done(r, wc);
+		return;
+	}
 	krt_q_wc_failed(q, wc, "reply SEND");
 	spin_lock_bh(&q->lock);
 	q->sq_avail += KRT_WR_REP;
@@ -200,6 +258,9 @@ void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 		krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
 	}
+	/* ORDER: dead before the reply releases @r, as in a chain's end */
+	if (wc->status != IB_WC_SUCCESS)
+		krt_q_reset_locked(q, "a transfer failed");
 	r->sgl = NULL;
 	r->state = KRT_SREQ_SERVICE;
 	krt_q_kick_locked(q, &done);
@@ -214,7 +275,8 @@ void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
  * lkey, the last one signalled.  krt_srv_data() checked that they fit in
  * KRT_WR_DATA WRs.  Return: the first WR.
  */
-static struct ib_send_wr *krt_sreq_build_direct(struct krt_queue *q, struct krt_sreq *r)
+static struct ib_send_wr *krt_sreq_build_direct(struct krt_queue *q, struct krt_sreq *r,
+						struct ib_send_wr **last)
 {
 	bool write = r->pub.dir == KRT_DATA_READ;	/* the client reads */
 	u32 per = write ? q->srv_sge : q->srv_sge_rd;
@@ -249,24 +311,28 @@ static struct ib_send_wr *krt_sreq_build_direct(struct krt_queue *q, struct krt_
 	w->wr.next = NULL;
 	w->wr.wr_cqe = &r->inv_cqe;
 	w->wr.send_flags = IB_SEND_SIGNALED;
+	*last = &w->wr;
 	return &r->rwr[0].wr;
 }
 
 /*
  * Post a server request's transfer: without an MR (krt_sreq_build_direct())
  * or the REG_MR built by krt_srv_data(), the RDMA READ/WRITE and a fenced
- * LOCAL_INV.  Return: 0, or ib_post_send()'s error (nothing posted: the
- * caller resets the connection).
+ * LOCAL_INV; for krt_srv_data_reply() (@r->chain) the reply SEND right
+ * behind the transfer in the same post, the last WR the only one
+ * signalled.  Return: 0, or
+ * ib_post_send()'s error (some WRs may have been taken: the caller resets
+ * the connection, whose teardown drains before it unmaps).
  */
 static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 {
 	struct ib_rdma_wr rdma = {};
-	struct ib_send_wr inv, *first;
-	struct ib_sge sge;
+	struct ib_send_wr inv, rep, *first, *last = &inv;
+	struct ib_sge sge, rsge;
 	int ret;
 
 	if (!r->mr) {
-		first = krt_sreq_build_direct(q, r);
+		first = krt_sreq_build_direct(q, r, &last);
 	} else {
 		r->reg.wr.wr_cqe = &r->data_cqe;
 		r->reg.wr.next = &rdma.wr;
@@ -286,12 +352,38 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 		inv.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE;
 		first = &r->reg.wr;
 	}
+	if (r->chain) {
+		/*
+		 * ORDER: the reply goes right behind the data on the same QP,
+		 * so the client sees it after the data landed.  With an MR
+		 * the fenced LOCAL_INV comes after the reply (the fence would
+		 * hold the reply until the WRITE is acknowledged) and its
+		 * completion is the chain's; without, the reply's is
+		 * (completions come in order).
+		 */
+		krt_sreq_build_reply_locked(q, r, &rep, &rsge);
+		rep.wr_cqe = &r->data_cqe;
+		rep.send_flags &= ~IB_SEND_SIGNALED;
+		if (r->mr) {
+			rdma.wr.next = &rep;
+			rep.next = &inv;
+			inv.wr_cqe = &r->send_cqe;
+		} else {
+			last->wr_cqe = &r->data_cqe;
+			last->send_flags &= ~IB_SEND_SIGNALED;
+			last->next = &rep;
+			rep.wr_cqe = &r->send_cqe;
+			rep.send_flags |= IB_SEND_SIGNALED;
+		}
+	}
 	q->sq_avail -= KRT_WR_DATA;
-	r->state = KRT_SREQ_DATA;
+	r->state = r->chain ? KRT_SREQ_CHAIN : KRT_SREQ_DATA;
 	r->data_status = 0;
 	ret = krt_q_post_send(q, first);
 	if (ret)
 		return ret;
+	if (r->chain)
+		krt_sreq_reply_posted(q, r);
 	if (r->mr)
 		q->stats.srv_mr++;
 	else
@@ -355,6 +447,7 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 	r->state = KRT_SREQ_SERVICE;
 	r->mr = NULL;
 	r->sgl = NULL;
+	r->chain = false;
 	r->t_recv = rb->t_recv;
 	kref_get(&q->conn->ref);	/* the server request's */
 	if (r->pub.service != KRT_SERVICE_HB) {
@@ -416,37 +509,46 @@ static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, in
 	return nents <= per * KRT_WR_DATA;
 }
 
-/**
- * krt_srv_data() - move a request's data between the client and the server
- * @sreq: the request, with the service
- * @bvec: the server's buffer: exactly @sreq->data_len bytes
- * @nr_bvec: segments in @bvec
- * @done: called once when the transfer ended (status 0 or -errno), in
- *	softirq context or from a workqueue; the buffer is free again then
- *
- * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
- * client's pages; for a client write it RDMA-READs the client's pages into
- * the buffer.  At most one transfer per request, before krt_srv_reply().
- * May be called from any context but hardirq or with interrupts disabled.
- *
- * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
- * buffer with gaps or over the MR size, transfer already made),
- * -ECONNRESET (connection gone), -EIO or -EBUSY (the buffer could not be
- * mapped or registered; the connection stays up).  Nothing is allocated:
- * the scatterlist and the work requests are the server request's own.
+/*
+ * Room to post what waits in @state: SQ entries, and a credit for a reply.
+ * Caller holds q->lock.
  */
-int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
-		 unsigned int nr_bvec,
-		 void (*done)(struct krt_srv_req *sreq, int status))
+static bool krt_sreq_room_locked(const struct krt_queue *q, u8 state)
+{
+	switch (state) {
+	case KRT_SREQ_DATA_WAIT:
+		return q->sq_avail >= KRT_WR_DATA;
+	case KRT_SREQ_CHAIN_WAIT:
+		return q->credits && q->sq_avail >= KRT_WR_DATA + KRT_WR_REP;
+	default:
+		return q->credits && q->sq_avail >= KRT_WR_REP;
+	}
+}
+
+/*
+ * krt_srv_data(), and with @ans krt_srv_data_reply(): map and register
+ * the buffer, then post the transfer (and the reply) or queue it.
+ */
+struct krt_srv_answer {
+	int		status;
+	const void	*msg;
+	u32		len;
+};
+
+static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
+			 unsigned int nr_bvec,
+			 void (*done)(struct krt_srv_req *sreq, int status),
+			 const struct krt_srv_answer *ans)
 {
 	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
 	struct krt_queue *q = r->q;
 	enum dma_data_direction dir;
 	struct scatterlist *sgl = r->sg;
 	u32 len, pages;
+	u8 wait;
 	int ret;
 
-	if (sreq->dir == KRT_DATA_NONE)
+	if (sreq->dir == KRT_DATA_NONE || (ans && sreq->dir != KRT_DATA_READ))
 		return -EINVAL;
 	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
 	if (ret || len != sreq->data_len || pages > q->mr_pages)
@@ -500,26 +602,101 @@ int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	r->sgl = sgl;
 	r->nr_bvec = nr_bvec;
 	r->data_done = done;
-	ret = 0;
-	if (q->sq_avail >= KRT_WR_DATA && list_empty(&q->swait)) {
+	if (ans) {
+		/* answered from here: the request's copy gives way to the reply */
+		r->chain = true;
+		r->status = ans->len > KRT_MAX_MSG ? -EMSGSIZE : ans->status;
+		r->rep_len = ans->msg && ans->len <= KRT_MAX_MSG ? ans->len : 0;
+		if (r->rep_len)
+			memmove(r->msg, ans->msg, r->rep_len);
+	}
+	wait = r->chain ? KRT_SREQ_CHAIN_WAIT : KRT_SREQ_DATA_WAIT;
+	if (krt_sreq_room_locked(q, wait) && list_empty(&q->swait)) {
 		if (krt_sreq_post_data_locked(q, r)) {
 			/* krt_queue_destroy() calls @done */
-			r->state = KRT_SREQ_DATA_WAIT;
+			r->state = wait;
 			list_add_tail(&r->entry, &q->swait);
 			krt_q_reset_locked(q, "cannot post a work request");
 		}
 	} else {
-		q->stats.sq_waits++;
-		krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
-		trace_krt_sq_wait(q->conn, sreq->req_id, q->credits, q->sq_avail, 0);
-		r->state = KRT_SREQ_DATA_WAIT;
+		if (!r->chain || q->credits) {
+			q->stats.sq_waits++;
+			krt_stat_inc(q->conn, KRT_A_STAT_SQ_WAITS);
+			trace_krt_sq_wait(q->conn, sreq->req_id, q->credits, q->sq_avail, 0);
+		} else {
+			q->stats.credit_waits++;
+			krt_stat_inc(q->conn, KRT_A_STAT_CREDIT_WAITS);
+			trace_krt_credit_wait(q->conn, sreq->req_id, 0, q->sq_avail, 0);
+		}
+		r->state = wait;
 		r->wait_start = jiffies;
 		list_add_tail(&r->entry, &q->swait);
 	}
 	spin_unlock_bh(&q->lock);
 	return 0;
 }
+
+/**
+ * krt_srv_data() - move a request's data between the client and the server
+ * @sreq: the request, with the service
+ * @bvec: the server's buffer: exactly @sreq->data_len bytes
+ * @nr_bvec: segments in @bvec
+ * @done: called once when the transfer ended (status 0 or -errno), in
+ *	softirq context or from a workqueue; the buffer is free again then
+ *
+ * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
+ * client's pages; for a client write it RDMA-READs the client's pages into
+ * the buffer.  At most one transfer per request, before krt_srv_reply().
+ * May be called from any context but hardirq or with interrupts disabled.
+ *
+ * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
+ * buffer with gaps or over the MR size, transfer already made),
+ * -ECONNRESET (connection gone), -EIO or -EBUSY (the buffer could not be
+ * mapped or registered; the connection stays up).  Nothing is allocated:
+ * the scatterlist and the work requests are the server request's own.
+ */
+int krt_srv_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
+		 unsigned int nr_bvec,
+		 void (*done)(struct krt_srv_req *sreq, int status))
+{
+	return krt_sreq_data(sreq, bvec, nr_bvec, done, NULL);
+}
 EXPORT_SYMBOL_GPL(krt_srv_data);
+
+/**
+ * krt_srv_data_reply() - send a client read's data and the answer together
+ * @sreq: a client read (%KRT_DATA_READ), with the service
+ * @bvec: the server's buffer: exactly @sreq->data_len bytes
+ * @nr_bvec: segments in @bvec
+ * @status: 0 or -errno, delivered as the client's @rsp_status
+ * @msg: reply message, or NULL
+ * @len: its length; over %KRT_MAX_MSG answers -EMSGSIZE without message
+ * @done: called once when the data and the reply went (0) or the
+ *	connection failed under them (-ECONNRESET, -EIO), in softirq context
+ *	or from a workqueue: the buffer is free again; @sreq is krt's again
+ *	once @done returns (no krt_srv_reply(): it is answered; and
+ *	@sreq->msg holds the reply's message from the call on, not the
+ *	request's)
+ *
+ * krt_srv_data() and krt_srv_reply() in one, as a storage target answers a
+ * read: the RDMA WRITE of the buffer into the client's pages and the reply
+ * SEND are posted together, the reply behind the data on the same queue
+ * pair, so that the client sees it only after the data landed; one post
+ * and one completion instead of two each.  Context as krt_srv_data().
+ *
+ * Return: 0 (answered; @done will be called), or as krt_srv_data(), and
+ * -EINVAL for a request that is not a client read: then nothing was sent
+ * and the request is still the service's to answer.
+ */
+int krt_srv_data_reply(struct krt_srv_req *sreq, struct bio_vec *bvec,
+		       unsigned int nr_bvec, int status, const void *msg, u32 len,
+		       void (*done)(struct krt_srv_req *sreq, int status))
+{
+	struct krt_srv_answer ans = { .status = status, .msg = msg, .len = len };
+
+	return krt_sreq_data(sreq, bvec, nr_bvec, done, &ans);
+}
+EXPORT_SYMBOL_GPL(krt_srv_data_reply);
 
 /*
  * Answer @r, which is with its service and moves no data.  Called with
@@ -684,7 +861,8 @@ int krt_srv_reply_ref(const struct krt_srv_ref *ref, int status,
 	r = &q->sreqs[array_index_nospec(idx, q->depth)];
 	if (r->gen != gen)
 		goto stale_locked;
-	if (r->state == KRT_SREQ_DATA_WAIT || r->state == KRT_SREQ_DATA || r->sgl) {
+	if (r->state == KRT_SREQ_DATA_WAIT || r->state == KRT_SREQ_DATA ||
+	    (r->state == KRT_SREQ_SERVICE && r->sgl)) {
 		spin_unlock_bh(&q->lock);
 		rcu_read_unlock();
 		krt_sreq_misuse("during its data transfer", __builtin_return_address(0));
@@ -720,17 +898,13 @@ bool krt_q_kick_srv_locked(struct krt_queue *q)
 	list_for_each_entry_safe(r, rt, &q->swait, entry) {
 		u8 state = r->state;
 
-		if (state == KRT_SREQ_DATA_WAIT) {
-			if (q->sq_avail < KRT_WR_DATA)
-				break;
-			list_del_init(&r->entry);
-			ret = krt_sreq_post_data_locked(q, r);
-		} else {
-			if (!q->credits || q->sq_avail < KRT_WR_REP)
-				break;
-			list_del_init(&r->entry);
+		if (!krt_sreq_room_locked(q, state))
+			break;
+		list_del_init(&r->entry);
+		if (state == KRT_SREQ_REPLY_WAIT)
 			ret = krt_sreq_post_reply_locked(q, r);
-		}
+		else
+			ret = krt_sreq_post_data_locked(q, r);
 		if (ret) {
 			/* krt_queue_destroy() hands it back */
 			r->state = state;

@@ -194,6 +194,17 @@ static void krt_tsvc_data_done(struct krt_srv_req *sreq, int status)
 	krt_tsvc_answer(io, status, NULL, 0);
 }
 
+/* a read's data and answer went together (krt_srv_data_reply()) */
+static void krt_tsvc_read_done(struct krt_srv_req *sreq, int status)
+{
+	struct krt_tsvc_io *io = sreq->priv;
+
+	krt_buf_free(io->bv, io->nr);
+	if (io->charged)
+		krt_test_mem_uncharge(&krt_test_mem_srv, io->charged);
+	kfree(io);
+}
+
 static void krt_tsvc_data_work(struct work_struct *work)
 {
 	struct krt_tsvc_io *io = container_of(work, struct krt_tsvc_io, work);
@@ -216,9 +227,12 @@ static void krt_tsvc_data_work(struct work_struct *work)
 		krt_tsvc_answer(io, -ENOMEM, NULL, 0);
 		return;
 	}
-	if (sreq->dir == KRT_DATA_READ)
+	if (sreq->dir == KRT_DATA_READ) {
 		krt_pat_buf(io->bv, io->nr, io->seed, true);
-	ret = krt_srv_data(sreq, io->bv, io->nr, krt_tsvc_data_done);
+		ret = krt_srv_data_reply(sreq, io->bv, io->nr, 0, NULL, 0, krt_tsvc_read_done);
+	} else {
+		ret = krt_srv_data(sreq, io->bv, io->nr, krt_tsvc_data_done);
+	}
 	if (ret)
 		krt_tsvc_answer(io, ret, NULL, 0);
 }
