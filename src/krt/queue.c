@@ -1017,7 +1017,6 @@ void krt_queue_destroy(struct krt_conn *conn)
 	struct krt_sreq *r, *rt;
 	struct krt_req *req;
 	LIST_HEAD(replies);
-	LIST_HEAD(chains);
 	LIST_HEAD(data);
 	LIST_HEAD(done);
 	u32 i;
@@ -1067,8 +1066,8 @@ void krt_queue_destroy(struct krt_conn *conn)
 	q->hb_busy = false;
 	list_for_each_entry_safe(r, rt, &q->swait, entry) {
 		list_del_init(&r->entry);
-		list_add_tail(&r->entry, r->state == KRT_SREQ_DATA_WAIT ? &data :
-			      r->state == KRT_SREQ_CHAIN_WAIT ? &chains : &replies);
+		list_add_tail(&r->entry,
+			      r->state == KRT_SREQ_REPLY_WAIT ? &replies : &data);
 	}
 	for (i = 0; q->sreqs && i < q->depth; i++)
 		if (q->sreqs[i].mr) {
@@ -1081,24 +1080,7 @@ void krt_queue_destroy(struct krt_conn *conn)
 	krt_q_hand_back(q, &done);
 	list_for_each_entry_safe(r, rt, &data, entry) {
 		list_del_init(&r->entry);
-		ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
-		/* a reply (by ref) checks both under the lock */
-		spin_lock_bh(&q->lock);
-		r->sgl = NULL;
-		r->state = KRT_SREQ_SERVICE;
-		spin_unlock_bh(&q->lock);
-		r->data_done(&r->pub, -ECONNRESET);
-	}
-	/* answered with their transfer: the buffer is free, then the request */
-	list_for_each_entry_safe(r, rt, &chains, entry) {
-		list_del_init(&r->entry);
-		ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
-		spin_lock_bh(&q->lock);
-		r->sgl = NULL;
-		spin_unlock_bh(&q->lock);
-		r->data_done(&r->pub, -ECONNRESET);
-		atomic64_inc(&krt_dp_stats.replies_dropped);
-		krt_sreq_release(r);
+		krt_sreq_xfer_abort(r);
 	}
 	list_for_each_entry_safe(r, rt, &replies, entry) {
 		list_del_init(&r->entry);

@@ -267,6 +267,7 @@ void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		    const struct krt_msg_hdr *h, u32 bytes);
 bool krt_q_kick_srv_locked(struct krt_queue *q);
 void krt_sreq_release(struct krt_sreq *r);
+void krt_sreq_xfer_abort(struct krt_sreq *r);
 int krt_q_srv_publish(struct krt_queue *q);
 void krt_q_srv_unpublish(struct krt_queue *q);
 

@@ -172,6 +172,38 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 	return ret;
 }
 
+/* A transfer's status: its own WRs' error, else its last WR's. */
+static int krt_sreq_wc_status(struct krt_queue *q, struct krt_sreq *r, struct ib_wc *wc,
+			      const char *what)
+{
+	int status = r->data_status;
+
+	if (krt_q_wc_failed(q, wc, what) && !status)
+		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+	return status;
+}
+
+/*
+ * A transfer's last WR completed, its pages unmapped: its @wrs SQ entries
+ * and its MR back, its buffer no longer @r's.  A failed one leaves the MR
+ * to krt_queue_destroy() and marks the queue dead first (@why), before
+ * @r can be released: else a deferred request would take @r and drop the
+ * MR it keeps, and a flush can come before the QP's fatal event marks the
+ * queue.  Caller holds q->lock.
+ */
+static void krt_sreq_xfer_end_locked(struct krt_queue *q, struct krt_sreq *r,
+				     struct ib_wc *wc, u32 wrs, const char *why)
+{
+	q->sq_avail += wrs;
+	if (wc->status != IB_WC_SUCCESS) {
+		krt_q_reset_locked(q, why);
+	} else if (r->mr) {
+		krt_q_mr_put(q, r->mr);
+		r->mr = NULL;
+	}
+	r->sgl = NULL;
+}
+
 /*
  * The last WR of a transfer and reply posted together
  * (krt_srv_data_reply()) completed, the reply SEND or the LOCAL_INV
@@ -181,32 +213,45 @@ static int krt_sreq_post_reply_locked(struct krt_queue *q, struct krt_sreq *r)
 static void krt_sreq_chain_done(struct krt_sreq *r, struct ib_wc *wc)
 {
 	struct krt_queue *q = r->q;
-	int status = r->data_status;
+	int status = krt_sreq_wc_status(q, r, wc, "RDMA transfer and reply");
 	LIST_HEAD(done);
 
-	if (krt_q_wc_failed(q, wc, "RDMA transfer and reply") && !status)
-		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
 	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
 	spin_lock_bh(&q->lock);
-	q->sq_avail += KRT_WR_DATA + KRT_WR_REP;
-	/* a failed chain leaves the MR to krt_queue_destroy() */
-	if (r->mr && wc->status == IB_WC_SUCCESS) {
-		krt_q_mr_put(q, r->mr);
-		r->mr = NULL;
-	}
-	/*
-	 * ORDER: dead before @r is released, or a deferred request would
-	 * take it (and drop the MR it keeps); a flush can come before the
-	 * QP's fatal event marks the queue
-	 */
-	if (wc->status != IB_WC_SUCCESS)
-		krt_q_reset_locked(q, "a transfer and reply failed");
-	r->sgl = NULL;
+	krt_sreq_xfer_end_locked(q, r, wc, KRT_WR_DATA + KRT_WR_REP,
+				 "a transfer and reply failed");
 	krt_q_kick_locked(q, &done);
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
 	r->data_done(&r->pub, status);
 	krt_sreq_release(r);
+}
+
+/**
+ * krt_sreq_xfer_abort() - end a transfer that never went, its queue gone
+ * @r: waiting for room (DATA_WAIT or CHAIN_WAIT) when its queue was
+ *	destroyed; its pages still mapped
+ *
+ * The service's done() gets -ECONNRESET; a transfer that carried the
+ * answer (krt_srv_data_reply()) is then released, its answer dropped.
+ */
+void krt_sreq_xfer_abort(struct krt_sreq *r)
+{
+	struct krt_queue *q = r->q;
+	bool chain = r->state == KRT_SREQ_CHAIN_WAIT;
+
+	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
+	/* a reply (by ref) checks both under the lock */
+	spin_lock_bh(&q->lock);
+	r->sgl = NULL;
+	if (!chain)
+		r->state = KRT_SREQ_SERVICE;
+	spin_unlock_bh(&q->lock);
+	r->data_done(&r->pub, -ECONNRESET);
+	if (chain) {
+		atomic64_inc(&krt_dp_stats.replies_dropped);
+		krt_sreq_release(r);
+	}
 }
 
 void krt_sreq_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -242,26 +287,15 @@ void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct krt_sreq *r = container_of(wc->wr_cqe, struct krt_sreq, inv_cqe);
 	struct krt_queue *q = r->q;
 	LIST_HEAD(done);
-	int status = r->data_status;
+	int status = krt_sreq_wc_status(q, r, wc, r->mr ? "LOCAL_INV" : "RDMA transfer");
 
-	if (krt_q_wc_failed(q, wc, r->mr ? "LOCAL_INV" : "RDMA transfer") && !status)
-		status = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
 	/*
 	 * ORDER: the transfer is over (or the QP in error): unmap, then give
 	 * @r back to its service under the lock, which a reply checks.
 	 */
 	ib_dma_unmap_sg(q->ibdev, r->sgl, r->nr_bvec, krt_sreq_dma_dir(r->pub.dir));
 	spin_lock_bh(&q->lock);
-	q->sq_avail += KRT_WR_DATA;
-	/* a failed LOCAL_INV leaves the MR to krt_queue_destroy() */
-	if (r->mr && wc->status == IB_WC_SUCCESS) {
-		krt_q_mr_put(q, r->mr);
-		r->mr = NULL;
-	}
-	/* ORDER: dead before the reply releases @r, as in a chain's end */
-	if (wc->status != IB_WC_SUCCESS)
-		krt_q_reset_locked(q, "a transfer failed");
-	r->sgl = NULL;
+	krt_sreq_xfer_end_locked(q, r, wc, KRT_WR_DATA, "a transfer failed");
 	r->state = KRT_SREQ_SERVICE;
 	krt_q_kick_locked(q, &done);
 	spin_unlock_bh(&q->lock);
@@ -361,20 +395,19 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 		 * completion is the chain's; without, the reply's is
 		 * (completions come in order).
 		 */
+		struct ib_send_wr *quiet = r->mr ? &rep : last, *end = r->mr ? &inv : &rep;
+
 		krt_sreq_build_reply_locked(q, r, &rep, &rsge);
-		rep.wr_cqe = &r->data_cqe;
-		rep.send_flags &= ~IB_SEND_SIGNALED;
 		if (r->mr) {
 			rdma.wr.next = &rep;
 			rep.next = &inv;
-			inv.wr_cqe = &r->send_cqe;
 		} else {
-			last->wr_cqe = &r->data_cqe;
-			last->send_flags &= ~IB_SEND_SIGNALED;
 			last->next = &rep;
-			rep.wr_cqe = &r->send_cqe;
-			rep.send_flags |= IB_SEND_SIGNALED;
 		}
+		quiet->wr_cqe = &r->data_cqe;
+		quiet->send_flags &= ~IB_SEND_SIGNALED;
+		end->wr_cqe = &r->send_cqe;
+		end->send_flags |= IB_SEND_SIGNALED;
 	}
 	q->sq_avail -= KRT_WR_DATA;
 	r->state = r->chain ? KRT_SREQ_CHAIN : KRT_SREQ_DATA;
@@ -510,6 +543,22 @@ static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, in
 }
 
 /*
+ * @r's answer, from here on: over %KRT_MAX_MSG it is -EMSGSIZE without
+ * message.  The request's copy gives way to it (@msg may point into it).
+ */
+static void krt_sreq_set_answer(struct krt_sreq *r, int status, const void *msg, u32 len)
+{
+	if (len > KRT_MAX_MSG) {
+		status = -EMSGSIZE;
+		len = 0;
+	}
+	if (msg && len)
+		memmove(r->msg, msg, len);
+	r->rep_len = msg ? len : 0;
+	r->status = status;
+}
+
+/*
  * Room to post what waits in @state: SQ entries, and a credit for a reply.
  * Caller holds q->lock.
  */
@@ -603,12 +652,8 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	r->nr_bvec = nr_bvec;
 	r->data_done = done;
 	if (ans) {
-		/* answered from here: the request's copy gives way to the reply */
 		r->chain = true;
-		r->status = ans->len > KRT_MAX_MSG ? -EMSGSIZE : ans->status;
-		r->rep_len = ans->msg && ans->len <= KRT_MAX_MSG ? ans->len : 0;
-		if (r->rep_len)
-			memmove(r->msg, ans->msg, r->rep_len);
+		krt_sreq_set_answer(r, ans->status, ans->msg, ans->len);
 	}
 	wait = r->chain ? KRT_SREQ_CHAIN_WAIT : KRT_SREQ_DATA_WAIT;
 	if (krt_sreq_room_locked(q, wait) && list_empty(&q->swait)) {
@@ -706,15 +751,7 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 			    const void *msg, u32 len)
 	__releases(&q->lock)
 {
-	if (len > KRT_MAX_MSG) {
-		status = -EMSGSIZE;
-		len = 0;
-	}
-	/* the request's copy is overwritten: @msg may point into it */
-	if (msg && len)
-		memmove(r->msg, msg, len);
-	r->rep_len = msg ? len : 0;
-	r->status = status;
+	krt_sreq_set_answer(r, status, msg, len);
 	if (q->dead) {
 		/* no longer with the service: a racing second reply is refused */
 		r->state = KRT_SREQ_REPLY_WAIT;
@@ -724,7 +761,7 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 		krt_sreq_release(r);
 		return;
 	}
-	if (q->credits && q->sq_avail >= KRT_WR_REP && list_empty(&q->swait)) {
+	if (krt_sreq_room_locked(q, KRT_SREQ_REPLY_WAIT) && list_empty(&q->swait)) {
 		if (krt_sreq_post_reply_locked(q, r)) {
 			/* krt_queue_destroy() releases it */
 			r->state = KRT_SREQ_REPLY_WAIT;
@@ -742,6 +779,12 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 		list_add_tail(&r->entry, &q->swait);
 	}
 	spin_unlock_bh(&q->lock);
+}
+
+/* @r's krt_srv_data() transfer waits or is posted: not answered yet. */
+static bool krt_sreq_in_transfer(const struct krt_sreq *r)
+{
+	return r->state == KRT_SREQ_DATA_WAIT || r->state == KRT_SREQ_DATA;
 }
 
 /* A reply krt refuses: a service's bug, logged with its caller. */
@@ -808,8 +851,7 @@ struct krt_srv_ref krt_srv_req_ref(const struct krt_srv_req *sreq)
 
 	/* not for an answered request: @r may serve another one already */
 	spin_lock_bh(&q->lock);
-	if (r->state == KRT_SREQ_SERVICE || r->state == KRT_SREQ_DATA_WAIT ||
-	    r->state == KRT_SREQ_DATA) {
+	if (r->state == KRT_SREQ_SERVICE || krt_sreq_in_transfer(r)) {
 		ref.krt_queue = q->srv_id;
 		ref.krt_index = r->idx;
 		ref.krt_gen = r->gen;
@@ -861,8 +903,7 @@ int krt_srv_reply_ref(const struct krt_srv_ref *ref, int status,
 	r = &q->sreqs[array_index_nospec(idx, q->depth)];
 	if (r->gen != gen)
 		goto stale_locked;
-	if (r->state == KRT_SREQ_DATA_WAIT || r->state == KRT_SREQ_DATA ||
-	    (r->state == KRT_SREQ_SERVICE && r->sgl)) {
+	if (krt_sreq_in_transfer(r) || (r->state == KRT_SREQ_SERVICE && r->sgl)) {
 		spin_unlock_bh(&q->lock);
 		rcu_read_unlock();
 		krt_sreq_misuse("during its data transfer", __builtin_return_address(0));

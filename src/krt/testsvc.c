@@ -175,13 +175,21 @@ static LIST_HEAD(krt_tsvc_held);
 static bool krt_tsvc_holding;
 static bool krt_tsvc_registered;
 
-static void krt_tsvc_answer(struct krt_tsvc_io *io, int status, const void *msg, u32 len)
+/* what an io holds: its pages and their charge, and itself */
+static void krt_tsvc_io_free(struct krt_tsvc_io *io)
 {
 	krt_buf_free(io->bv, io->nr);
 	if (io->charged)
 		krt_test_mem_uncharge(&krt_test_mem_srv, io->charged);
-	krt_srv_reply(io->sreq, status, msg, len);
 	kfree(io);
+}
+
+static void krt_tsvc_answer(struct krt_tsvc_io *io, int status, const void *msg, u32 len)
+{
+	struct krt_srv_req *sreq = io->sreq;
+
+	krt_tsvc_io_free(io);
+	krt_srv_reply(sreq, status, msg, len);
 }
 
 static void krt_tsvc_data_done(struct krt_srv_req *sreq, int status)
@@ -197,12 +205,7 @@ static void krt_tsvc_data_done(struct krt_srv_req *sreq, int status)
 /* a read's data and answer went together (krt_srv_data_reply()) */
 static void krt_tsvc_read_done(struct krt_srv_req *sreq, int status)
 {
-	struct krt_tsvc_io *io = sreq->priv;
-
-	krt_buf_free(io->bv, io->nr);
-	if (io->charged)
-		krt_test_mem_uncharge(&krt_test_mem_srv, io->charged);
-	kfree(io);
+	krt_tsvc_io_free(sreq->priv);
 }
 
 static void krt_tsvc_data_work(struct work_struct *work)

@@ -158,7 +158,6 @@ static int conn_reset(int argc, char **argv)
 	return nl_report(nl_talk(&krtctl, nlh, NULL, NULL), "conn reset");
 }
 
-/* krtctl conn show [peer NAME [index N] | NAME/INDEX] */
 /* After the dump: a connection asked for by index that is not there. */
 static int conn_show_found(void)
 {
@@ -168,6 +167,7 @@ static int conn_show_found(void)
 	return 1;
 }
 
+/* krtctl conn show [peer NAME [index N] | NAME/INDEX] */
 static int conn_show(int argc, char **argv)
 {
 	char name[KRT_PEER_NAME_MAX] = "";
