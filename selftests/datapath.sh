@@ -94,8 +94,10 @@ xfer_rw() {
 }
 
 srv_paths() {
-	local p=/sys/module/krt/parameters/srv_direct d0 m0 w0 b0
+	local p=/sys/module/krt/parameters/srv_direct d0 m0 w0 b0 r0
 	check_eq "$(cat $p)" N "srv_direct default"
+	# the counters are per queue: a reset would lose some (dmesg says why)
+	r0=$(dp resets)
 	echo 1 > $p
 	d0=$(sum_all srv_direct)
 	m0=$(sum_all srv_mr)
@@ -114,6 +116,7 @@ srv_paths() {
 	w0=$(sum_all wrs)
 	b0=$(sum_all doorbells)
 	[ "$w0" -gt 0 ] && [ "$w0" -ge "$b0" ] || fail "wrs $w0 < doorbells $b0"
+	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the case"
 }
 
 concurrency() {

@@ -45,10 +45,11 @@ fail() {
 # the case by calling fail or by returning non-zero; returning 4 skips it
 # (only for a capability the kernel lacks: say which with diag).
 run_case() {
-	local name=$1 rc t0=$SECONDS
+	local name=$1 rc t0=$SECONDS k0
 	shift
 	_case_err=""
 	_ktap_num=$((_ktap_num + 1))
+	k0=$(dmesg 2> /dev/null | wc -l)
 	"$@"
 	rc=$?
 	diag "$name: $((SECONDS - t0)) s"
@@ -60,6 +61,8 @@ run_case() {
 		_ktap_pass=$((_ktap_pass + 1))
 	else
 		[ -z "$_case_err" ] && echo "# FAIL: returned $rc"
+		# what krt logged during the case (pr_info does not reach the console)
+		dmesg 2> /dev/null | tail -n +$((k0 + 1)) | grep -e 'krt' | tail -20 | sed 's/^/# dmesg: /'
 		echo "not ok $_ktap_num $name"
 		_ktap_fail=$((_ktap_fail + 1))
 	fi

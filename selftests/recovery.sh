@@ -172,6 +172,36 @@ heartbeat() {
 	"$KRTCTL" peer del hb
 }
 
+# a server whose transfers wait long for SQ room (a slow device, here
+# fault/stall_data) still answers heartbeats at once, and a wait for SQ room
+# is not taken for a client that returns no credits: nothing resets, the
+# reads complete once the transfers go
+slow_server_transfers() {
+	local r0 h0 h1 w0 t0 dt
+	"$KRTCTL" peer add hbs addr "$A" conns 1 depth 8 hb_ms 200 hb_misses 3 reconnect_ms 50 ||
+		{ fail "peer add hbs"; return 1; }
+	wait_peer hbs active 1 || { fail "hbs not up"; return 1; }
+	r0=$(dp resets)
+	h0=$(awk '/^hbs\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns")
+	w0=$(awk '$1 == "sq_waits:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
+	# 3 s: five times the client's heartbeat bound (600 ms), twice the server's
+	echo 3000 > "$KRT_DBG/fault/stall_data"
+	t0=$(date +%s%N)
+	"$KRTCTL" -j xfer hbs op read size 64k count 4 depth 4 timeout 20000 > "$TMPD/slow"
+	dt=$((($(date +%s%N) - t0) / 1000000))
+	echo 0 > "$KRT_DBG/fault/stall_data"
+	check_eq "$(j slow ok)/$(j slow errors)/$(j slow mismatches)" "4/0/0" "reads behind the stall"
+	[ "$dt" -ge 2500 ] || fail "the reads took $dt ms: the transfers did not wait"
+	check_eq "$(($(awk '$1 == "sq_waits:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns") - w0 >= 4))" 1 \
+		"transfers waited for SQ room"
+	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the stall"
+	check_eq "$("$KRTCTL" -j conn show peer hbs | jq -r '.[0].reason // ""')" "" "hbs failure reason"
+	h1=$(awk '/^hbs\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns")
+	diag "stall of 3000 ms: reads took $dt ms, heartbeats $((h1 - h0))"
+	[ $((h1 - h0)) -ge 3 ] || fail "heartbeats sent during the stall: $((h1 - h0))"
+	"$KRTCTL" peer del hbs
+}
+
 # dropped request and dropped reply: the request fails at its deadline
 # (a data request resets its connection first), the pool comes back
 dropped_messages() {
@@ -464,13 +494,14 @@ teardown() {
 	unload_krt
 }
 
-ktap_plan 14
+ktap_plan 15
 run_case setup setup
 run_case 50_resets_under_load_no_error resets_under_load
 run_case noretry_fails_others_resent noretry
 run_case peer_reconnect_under_load peer_reconnect
 run_case fatal_qp_event_under_load qp_fatal
 run_case heartbeat_detects_silent_peer heartbeat
+run_case slow_server_heartbeats_answered_no_reset slow_server_transfers
 run_case dropped_request_and_reply dropped_messages
 run_case drop_rx_one_connection drop_rx_conn
 run_case delay_rx_late_and_past_deadline delay_rx

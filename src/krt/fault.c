@@ -21,7 +21,10 @@
  * answer lost), ``silent`` (drop
  * every received message), ``reconnect`` (fail the next N reconnect
  * attempts), ``hold_replies`` (the test service holds its replies),
- * ``qp_fatal`` (a fatal QP event on one connection), ``dump_intr`` (the
+ * ``qp_fatal`` (a fatal QP event on one connection), ``stall_data`` (MS:
+ * for MS milliseconds from the write no server posts a data transfer, as
+ * if every server SQ were full behind a slow device; replies and
+ * heartbeats are not held, and the transfers go once it ends), ``dump_intr`` (the
  * next N parts of peer, connection and statistics dumps after a first one
  * find krt's lists changed, as a ``peer add`` between them would).
  *
@@ -53,6 +56,8 @@ u32 krt_fi_drop_rx;
 u32 krt_fi_drop_rep;
 /* Fault knob: ignore every data-path message received (see queue.c). */
 bool krt_fi_silent;
+/* Fault knob: server transfers wait for SQ room until these jiffies. */
+unsigned long krt_fi_stall_until;
 /* Fault knob: fail the next N reconnect attempts (see conn.c). */
 static u32 krt_fi_reconnect;
 /* Fault knob: the next N dump parts see krt's lists changed (netlink.c). */
@@ -237,6 +242,32 @@ static const struct file_operations krt_fault_hold_fops = {
 	.llseek	= default_llseek,
 };
 
+/* the longest fault/delay_rx delay and fault/stall_data stall, in ms */
+#define KRT_FAULT_DELAY_MAX	60000
+
+/* fault/stall_data: "MS" (0..KRT_FAULT_DELAY_MAX) stalls server transfers */
+static ssize_t krt_fault_stall_write(struct file *f, const char __user *buf,
+				     size_t len, loff_t *ppos)
+{
+	u32 ms;
+	int ret;
+
+	ret = kstrtou32_from_user(buf, len, 0, &ms);
+	if (ret)
+		return ret;
+	if (ms > KRT_FAULT_DELAY_MAX)
+		return -EINVAL;
+	/* 0 ends a stall (and no stall ends at 0) */
+	WRITE_ONCE(krt_fi_stall_until, ms ? (jiffies + msecs_to_jiffies(ms)) | 1 : 0);
+	return len;
+}
+
+static const struct file_operations krt_fault_stall_fops = {
+	.owner	= THIS_MODULE,
+	.write	= krt_fault_stall_write,
+	.llseek	= noop_llseek,
+};
+
 /*
  * Parse "PEER INDEX V1 .. Vn" of a per-connection knob: exactly 2 + @nr
  * words, numbers in decimal (or 0x), nothing else.  Return: 0 or -EINVAL.
@@ -321,9 +352,6 @@ static const struct file_operations krt_fault_qp_fatal_fops = {
 	.llseek	= noop_llseek,
 };
 
-/* the longest fault/delay_rx delay, in ms */
-#define KRT_FAULT_DELAY_MAX	60000
-
 /* fault/drop_rx_conn: "PEER INDEX N" drops the next N messages it receives */
 static ssize_t krt_fault_drop_conn_write(struct file *f, const char __user *buf,
 					 size_t len, loff_t *ppos)
@@ -397,6 +425,7 @@ void krt_fault_init(struct dentry *root)
 	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_fault_qp_fatal_fops);
 	debugfs_create_file("drop_rx_conn", 0200, fault, NULL, &krt_fault_drop_conn_fops);
 	debugfs_create_file("delay_rx", 0200, fault, NULL, &krt_fault_delay_fops);
+	debugfs_create_file("stall_data", 0200, fault, NULL, &krt_fault_stall_fops);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 	/* quiet by default: fail-nth sweeps pass through these points too */
 	krt_fault_connect_attr.verbose = 0;

@@ -760,6 +760,7 @@ extern u32 krt_fi_corrupt_msg;
 extern u32 krt_fi_drop_rx;
 extern u32 krt_fi_drop_rep;
 extern bool krt_fi_silent;
+extern unsigned long krt_fi_stall_until;
 void krt_fault_init(struct dentry *root);
 bool krt_fault_reconnect(void);
 bool krt_fault_drop_take(void);
@@ -804,6 +805,14 @@ static inline bool krt_fault_drop_reply(void)
 static inline bool krt_fault_silent(void)
 {
 	return unlikely(READ_ONCE(krt_fi_silent));
+}
+
+/* fault/stall_data: server transfers wait as if the SQ were full */
+static inline bool krt_fault_stall_data(void)
+{
+	unsigned long until = READ_ONCE(krt_fi_stall_until);
+
+	return unlikely(until) && time_before(jiffies, until);
 }
 
 /* fault/drop_rx_conn: drop this message @conn received (counted down) */
@@ -858,6 +867,11 @@ static inline bool krt_fault_drop_reply(void)
 }
 
 static inline bool krt_fault_silent(void)
+{
+	return false;
+}
+
+static inline bool krt_fault_stall_data(void)
 {
 	return false;
 }

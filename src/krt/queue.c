@@ -626,9 +626,24 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 			trace_krt_hb_miss(q->conn, idle, bound);
 			return "heartbeat: nothing from the client";
 		}
-		list_for_each_entry(r, &q->swait, entry)
-			if (time_after(jiffies, r->wait_start + bound))
+		/*
+		 * A reply waits for a credit that the client does not return.
+		 * Waits for SQ room alone do not count: a slow device, not
+		 * the client (the QP's own timeouts bound those).
+		 */
+		if (q->credits)
+			return NULL;
+		list_for_each_entry(r, &q->swait, entry) {
+			unsigned long since;
+
+			if (r->state != KRT_SREQ_REPLY_WAIT && r->state != KRT_SREQ_CHAIN_WAIT)
+				continue;
+			since = time_after(r->wait_start, q->nocredit_since) ?
+				r->wait_start : q->nocredit_since;
+			if (time_after(jiffies, since + bound))
 				return "client returns no credits";
+			break;
+		}
 		return NULL;
 	}
 	if (!q->hb_slot)
@@ -697,6 +712,12 @@ static void krt_q_timer(struct timer_list *t)
 	q->stats.timeouts += n;
 	if (n)
 		krt_stat_add(q->conn, KRT_A_STAT_ERR_TIMEOUT, n);
+	/*
+	 * Completions post what waits for room; this only catches a wait
+	 * that no completion ends (fault/stall_data ending)
+	 */
+	if (q->server && !q->dead && !list_empty(&q->swait))
+		krt_q_kick_srv_locked(q);
 	why = krt_q_liveness_locked(q) ?: why;
 	spin_unlock_bh(&q->lock);
 	if (n)
@@ -861,6 +882,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->depth = conn->depth;
 	q->nr_slots = conn->depth;
 	q->credits = conn->depth;
+	q->nocredit_since = jiffies;
 	q->max_credits = conn->depth;
 	q->sq_avail = KRT_WR_REQ * conn->depth;
 	q->max_inline = max_inline;
@@ -934,6 +956,7 @@ void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_i
 
 	spin_lock_bh(&q->lock);
 	q->credits = min_t(u32, credits, KRT_MAX_DEPTH);
+	q->nocredit_since = jiffies;
 	q->max_credits = q->credits;
 	q->max_io = min(q->max_io, max_io);
 	if (!q->server) {

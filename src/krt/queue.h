@@ -184,6 +184,7 @@ struct krt_queue {
 	u32			depth;
 	u32			nr_slots;
 	u32			credits;
+	unsigned long		nocredit_since;	/* jiffies credits fell to 0; server; q->lock */
 	u32			max_credits;
 	u32			grant;
 	u32			sq_avail;

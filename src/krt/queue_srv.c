@@ -143,7 +143,8 @@ static void krt_sreq_build_reply_locked(struct krt_queue *q, struct krt_sreq *r,
 		wr->opcode = IB_WR_SEND_WITH_INV;
 		wr->ex.invalidate_rkey = r->rkey;
 	}
-	q->credits--;
+	if (!--q->credits)
+		q->nocredit_since = jiffies;
 	q->sq_avail -= KRT_WR_REP;
 	if (r->pub.service != KRT_SERVICE_HB)
 		q->stats.srv_reps++;
@@ -566,9 +567,10 @@ static bool krt_sreq_room_locked(const struct krt_queue *q, u8 state)
 {
 	switch (state) {
 	case KRT_SREQ_DATA_WAIT:
-		return q->sq_avail >= KRT_WR_DATA;
+		return q->sq_avail >= KRT_WR_DATA && !krt_fault_stall_data();
 	case KRT_SREQ_CHAIN_WAIT:
-		return q->credits && q->sq_avail >= KRT_WR_DATA + KRT_WR_REP;
+		return q->credits && q->sq_avail >= KRT_WR_DATA + KRT_WR_REP &&
+		       !krt_fault_stall_data();
 	default:
 		return q->credits && q->sq_avail >= KRT_WR_REP;
 	}
@@ -751,6 +753,8 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 			    const void *msg, u32 len)
 	__releases(&q->lock)
 {
+	bool hb;
+
 	krt_sreq_set_answer(r, status, msg, len);
 	if (q->dead) {
 		/* no longer with the service: a racing second reply is refused */
@@ -761,7 +765,12 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 		krt_sreq_release(r);
 		return;
 	}
-	if (krt_sreq_room_locked(q, KRT_SREQ_REPLY_WAIT) && list_empty(&q->swait)) {
+	/*
+	 * A heartbeat's answer goes before the transfers that wait: behind
+	 * them a loaded server would miss the client's heartbeat bound
+	 */
+	hb = r->pub.service == KRT_SERVICE_HB;
+	if (krt_sreq_room_locked(q, KRT_SREQ_REPLY_WAIT) && (hb || list_empty(&q->swait))) {
 		if (krt_sreq_post_reply_locked(q, r)) {
 			/* krt_queue_destroy() releases it */
 			r->state = KRT_SREQ_REPLY_WAIT;
@@ -776,7 +785,10 @@ static void krt_sreq_answer(struct krt_queue *q, struct krt_sreq *r, int status,
 		}
 		r->state = KRT_SREQ_REPLY_WAIT;
 		r->wait_start = jiffies;
-		list_add_tail(&r->entry, &q->swait);
+		if (hb)
+			list_add(&r->entry, &q->swait);
+		else
+			list_add_tail(&r->entry, &q->swait);
 	}
 	spin_unlock_bh(&q->lock);
 }
