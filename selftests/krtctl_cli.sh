@@ -274,6 +274,17 @@ malformed_replies() {
 	rk "$f" -j peer show > "$TMPD/json"
 	check_eq "$?/$(wc -c < "$TMPD/json")" "1/0" "message without a genetlink header: exit status, JSON bytes"
 	grep -qx "Error: peer show: Bad message." "$TMPD/err" || fail "no error: $(cat "$TMPD/err")"
+	# a good peer, then a bad message: text output prints nothing either,
+	# not the lines before the error
+	reply "$f" "$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME good)" "$(u32 KRT_A_PEER_CONNS 4)")" \
+		"$(le 4 18)$(le 2 32)$(le 2 2)$(le 4 0)$(le 4 0)0100" "$(nl_done)"
+	rk "$f" peer show > "$TMPD/text"
+	check_eq "$?/$(wc -c < "$TMPD/text")" "1/0" "good peer then a bad message: exit status, text bytes"
+	grep -qx "Error: peer show: Bad message." "$TMPD/err" || fail "no error: $(cat "$TMPD/err")"
+	# the good peer alone is printed
+	reply "$f" "$(genl KRT_CMD_PEER_GET "$(str KRT_A_PEER_NAME good)" "$(u32 KRT_A_PEER_CONNS 4)")" "$(nl_done)"
+	rk "$f" peer show > "$TMPD/text" || fail "good peer: exit status: $(cat "$TMPD/err")"
+	grep -q "^good" "$TMPD/text" || fail "good peer not printed: $(cat "$TMPD/text")"
 }
 
 # control characters escaped, invalid UTF-8 replaced by U+FFFD, valid

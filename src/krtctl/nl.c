@@ -3,12 +3,14 @@
  * krtctl: generic netlink plumbing over libmnl: family lookup, requests,
  * acks with extended error messages (printed as "Error: <msg>.").
  */
+#define _GNU_SOURCE		/* memfd_create() */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/krt.h>
@@ -714,14 +716,81 @@ int nl_report(int ret, const char *what)
 }
 
 /*
+ * Text output of a show goes to a memory file while the answers are
+ * printed: standard output is pointed at it (the printers use printf()).
+ * Return: the saved standard output, or -1 with errno set.
+ */
+static int text_capture(int *mfd)
+{
+	int saved;
+
+	fflush(stdout);
+	*mfd = memfd_create("krtctl-show", MFD_CLOEXEC);
+	if (*mfd < 0)
+		return -1;
+	/* standard output closed: the memfd took its number */
+	if (*mfd <= STDERR_FILENO) {
+		int fd = fcntl(*mfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+
+		close(*mfd);
+		*mfd = fd;
+		if (fd < 0)
+			return -1;
+	}
+	saved = dup(STDOUT_FILENO);
+	if (saved < 0 || dup2(*mfd, STDOUT_FILENO) < 0) {
+		int e = errno;
+
+		if (saved >= 0)
+			close(saved);
+		close(*mfd);
+		errno = e;
+		return -1;
+	}
+	return saved;
+}
+
+/*
+ * Restore standard output and, if @print, copy what was captured to it.
+ * Return: 0, or -1 with errno set when the output could not be kept or
+ * copied.
+ */
+static int text_release(int saved, int mfd, bool print)
+{
+	int ret = fflush(stdout) ? -1 : 0, e = errno;
+	char buf[8192];
+	ssize_t n;
+
+	if (dup2(saved, STDOUT_FILENO) < 0 && !ret) {
+		ret = -1;
+		e = errno;
+	}
+	close(saved);
+	if (print && !ret && lseek(mfd, 0, SEEK_SET) == 0) {
+		while ((n = read(mfd, buf, sizeof(buf))) > 0)
+			if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+				break;
+		if (n || fflush(stdout)) {
+			ret = -1;
+			e = errno ? errno : EIO;
+		}
+	}
+	close(mfd);
+	errno = e;
+	return ret;
+}
+
+/*
  * Send a get or dump request and print every answer with @cb, inside one
- * JSON array with -j.  The array is printed only if the request succeeded
+ * JSON array with -j.  The output is printed only if the request succeeded
  * and @check (if any) found what was asked for (it says why not and
- * returns the exit status): a script must not read "[]" (nothing there)
- * from a request that failed.  Return: the exit status.
+ * returns the exit status): a script must not read "[]" (nothing there),
+ * or the first lines of a dump, from a request that failed.  Return: the
+ * exit status.
  */
 int nl_show_check(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what, int (*check)(void))
 {
+	int saved = -1, mfd = -1;
 	char *json = NULL;
 	size_t json_len = 0;
 	FILE *f = NULL;
@@ -731,7 +800,14 @@ int nl_show_check(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what, int (*che
 	ret = nl_ready(&krtctl);
 	if (ret)
 		return nl_report(ret, what);
-	if (krtctl.json) {
+	if (!krtctl.json) {
+		saved = text_capture(&mfd);
+		if (saved < 0) {
+			fprintf(stderr, "Error: %s: cannot buffer its output: %s.\n", what,
+				strerror(errno));
+			return 1;
+		}
+	} else {
 		f = open_memstream(&json, &json_len);
 		if (!f) {
 			fprintf(stderr, "Error: %s: %s.\n", what, strerror(errno));
@@ -743,6 +819,11 @@ int nl_show_check(struct nlmsghdr *nlh, mnl_cb_t cb, const char *what, int (*che
 	ret = nl_talk(&krtctl, nlh, cb, krtctl.json ? &w : NULL);
 	if (!ret && check && check())
 		ret = -2;	/* @check said why */
+	if (saved >= 0 && text_release(saved, mfd, !ret) && !ret) {
+		fprintf(stderr, "Error: %s: cannot print its output: %s.\n", what,
+			strerror(errno));
+		ret = -2;
+	}
 	if (krtctl.json) {
 		jw_end_arr(&w);
 		jw_done(&w);
