@@ -119,6 +119,56 @@ srv_paths() {
 	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the case"
 }
 
+# A buffer of up to 17 pages (64 KiB at any offset) uses its slot's or
+# server request's own scatterlist and MR; a larger one one of the queue's
+# few large sets (a quarter of the depth, at least 8).  A client with more
+# large buffers than sets waits for one, a server defers the request; the
+# data arrives intact either way.
+large_sets() {
+	local old
+	old=$(cat /sys/module/krt/parameters/max_inbound_depth)
+	# the server grants depth 32 (8 sets) to a client of depth 64 (16 sets)
+	echo 32 > /sys/module/krt/parameters/max_inbound_depth
+	"$KRTCTL" peer add lg addr "$A" conns 1 depth 64 || fail "peer add lg"
+	wait_peer lg active 1 || fail "lg not up"
+	echo "$old" > /sys/module/krt/parameters/max_inbound_depth
+	large_sets_run
+	"$KRTCTL" peer del lg
+}
+large_sets_run() {
+	local w0 d0 s0
+	check_eq "$(awk '/^lg\// { q = 1; next } /^[^ ]/ { q = 0 }
+		q && ($1 == "own_pages:" || $1 == "large_sets:") { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" \
+		"17/16" "client: own pages/large sets"
+	# every queue, both ends: a quarter of its depth, at least 8, at most the depth
+	check_eq "$(awk '$1 == "depth:" { d = $2 } $1 == "large_sets:" { n++
+			w = int(d / 4); if (w < 8) w = 8; if (w > d) w = d; if ($2 != w) bad++ }
+		END { print n + 0 " " bad + 0 }' "$KRT_DBG/conns" | sed 's/^[1-9][0-9]* /n /')" "n 0" \
+		"queues whose large sets are not max(depth/4, 8)"
+	w0=$(sum_q lg large_waits)
+	d0=$(sum_all large_deferred)
+	s0=$(sum_q lg reqs_sent)
+	# 65536 bytes fit a slot's own set: no wait for a large one
+	run_ok x xfer lg op write size 64k count 64 depth 32 || return 1
+	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "64/0/0" "64 KiB writes"
+	check_eq "$(($(sum_q lg large_waits) - w0))" 0 "64 KiB: waits for a large set"
+	run_ok x xfer lg op write size 1M count 48 depth 32 || return 1
+	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "48/0/0" "1 MiB writes, 32 at once"
+	run_ok x xfer lg op read size 300k count 48 depth 32 || return 1
+	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "48/0/0" "300 KiB reads, 32 at once"
+	# small requests go past large ones waiting for a set, at both ends
+	"$KRTCTL" -j xfer lg op write size 1M count 64 depth 32 > "$TMPD/big" 2>&1 &
+	run_ok x xfer lg op read size 4k count 400 depth 16 || return 1
+	wait $!
+	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "400/0/0" "4 KiB reads beside 1 MiB writes"
+	check_eq "$(j big ok)/$(j big mismatches)/$(j big errors)" "64/0/0" "1 MiB writes beside 4 KiB reads"
+	check_eq "$(($(sum_q lg reqs_sent) - s0))" 624 "requests sent"
+	check_eq "$(sum_q lg waiting)/$(sum_q lg inflight)" "0/0" "waiting/in flight after"
+	[ "$(($(sum_q lg large_waits) - w0))" -gt 0 ] || fail "the client never waited for a large set"
+	[ "$(($(sum_all large_deferred) - d0))" -gt 0 ] || fail "the server never deferred for a large set"
+	diag "large sets: client waits $(($(sum_q lg large_waits) - w0)), server deferrals $(($(sum_all large_deferred) - d0))"
+}
+
 concurrency() {
 	local d0 s0
 	d0=$(sum_q dp reqs_done)
@@ -362,7 +412,7 @@ no_service() {
 	unload_krt
 }
 
-ktap_plan 16
+ktap_plan 17
 run_case setup setup
 run_case ping_payload_verified ping_verified
 run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
@@ -370,6 +420,7 @@ run_case api_contract_from_a_ulp api_contract
 run_case check_inline_checks_every_inline_send inline_checked
 run_case local_invalidate_path local_invalidate
 run_case server_transfers_with_and_without_mr srv_paths
+run_case large_buffers_share_few_large_sets large_sets
 run_case concurrency_8_threads_exactly_once concurrency
 run_case backpressure_depth_4_no_rnr backpressure
 run_case limits_emsgsize_enotconn limits

@@ -175,31 +175,51 @@ heartbeat() {
 # a server whose transfers wait long for SQ room (a slow device, here
 # fault/stall_data) still answers heartbeats at once, and a wait for SQ room
 # is not taken for a client that returns no credits: nothing resets, the
-# reads complete once the transfers go
-slow_server_transfers() {
-	local r0 h0 h1 w0 t0 dt
-	"$KRTCTL" peer add hbs addr "$A" conns 1 depth 8 hb_ms 200 hb_misses 3 reconnect_ms 50 ||
-		{ fail "peer add hbs"; return 1; }
-	wait_peer hbs active 1 || { fail "hbs not up"; return 1; }
+# reads complete once the transfers go.  Twice: 64 KiB reads, then 1 MiB
+# reads from a client with more large sets (16, depth 64) than the server
+# grants (8, depth 32), so that 8 requests wait at the server for a set
+# while the stall holds the other 8: the heartbeats must not wait with them.
+hb_count() { awk -v p="$1/" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns"; }
+stall_reads() {
+	local name=$1 size=$2 n=$3 r0 h0 h1 w0 l0 t0 dt
 	r0=$(dp resets)
-	h0=$(awk '/^hbs\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns")
+	h0=$(hb_count "$name")
 	w0=$(awk '$1 == "sq_waits:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
+	l0=$(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
 	# 3 s: five times the client's heartbeat bound (600 ms), twice the server's
 	echo 3000 > "$KRT_DBG/fault/stall_data"
 	t0=$(date +%s%N)
-	"$KRTCTL" -j xfer hbs op read size 64k count 4 depth 4 timeout 20000 > "$TMPD/slow"
+	"$KRTCTL" -j xfer "$name" op read size "$size" count "$n" depth "$n" timeout 20000 > "$TMPD/slow"
 	dt=$((($(date +%s%N) - t0) / 1000000))
 	echo 0 > "$KRT_DBG/fault/stall_data"
-	check_eq "$(j slow ok)/$(j slow errors)/$(j slow mismatches)" "4/0/0" "reads behind the stall"
-	[ "$dt" -ge 2500 ] || fail "the reads took $dt ms: the transfers did not wait"
+	check_eq "$(j slow ok)/$(j slow errors)/$(j slow mismatches)" "$n/0/0" "$size reads behind the stall"
+	[ "$dt" -ge 2500 ] || fail "the $size reads took $dt ms: the transfers did not wait"
 	check_eq "$(($(awk '$1 == "sq_waits:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns") - w0 >= 4))" 1 \
-		"transfers waited for SQ room"
-	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the stall"
-	check_eq "$("$KRTCTL" -j conn show peer hbs | jq -r '.[0].reason // ""')" "" "hbs failure reason"
-	h1=$(awk '/^hbs\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns")
-	diag "stall of 3000 ms: reads took $dt ms, heartbeats $((h1 - h0))"
-	[ $((h1 - h0)) -ge 3 ] || fail "heartbeats sent during the stall: $((h1 - h0))"
+		"$size: transfers waited for SQ room"
+	check_eq "$(($(dp resets) - r0))" 0 "$size: connections reset during the stall"
+	check_eq "$("$KRTCTL" -j conn show peer "$name" | jq -r '.[0].reason // ""')" "" "$name failure reason"
+	h1=$(hb_count "$name")
+	diag "$size: stall of 3000 ms, reads took $dt ms, heartbeats $h0 -> $h1, requests deferred for a large set $(($(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns") - l0))"
+	[ $((h1 - h0)) -ge 3 ] || fail "$size: heartbeats sent during the stall: $((h1 - h0))"
+}
+slow_server_transfers() {
+	local old l0
+	"$KRTCTL" peer add hbs addr "$A" conns 1 depth 8 hb_ms 200 hb_misses 3 reconnect_ms 50 ||
+		{ fail "peer add hbs"; return 1; }
+	wait_peer hbs active 1 || { fail "hbs not up"; return 1; }
+	stall_reads hbs 64k 4
 	"$KRTCTL" peer del hbs
+	old=$(cat /sys/module/krt/parameters/max_inbound_depth)
+	echo 32 > /sys/module/krt/parameters/max_inbound_depth
+	"$KRTCTL" peer add hbl addr "$A" conns 1 depth 64 hb_ms 200 hb_misses 3 reconnect_ms 50 ||
+		fail "peer add hbl"
+	wait_peer hbl active 1 || fail "hbl not up"
+	echo "$old" > /sys/module/krt/parameters/max_inbound_depth
+	l0=$(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
+	stall_reads hbl 1M 16
+	[ "$(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")" -gt "$l0" ] ||
+		fail "1M: no request waited at the server for a large set"
+	"$KRTCTL" peer del hbl
 }
 
 # dropped request and dropped reply: the request fails at its deadline

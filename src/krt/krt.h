@@ -659,6 +659,8 @@ struct krt_qstats {
 	u64	wrs;		/* send WRs they posted */
 	u64	srv_direct;	/* server transfers without an MR */
 	u64	srv_mr;		/* server transfers through an MR */
+	u64	large_waits;	/* requests that waited for a large set */
+	u64	large_deferred;	/* server requests deferred for one */
 };
 
 /* Global data-path counters (all connections, past and present). */
@@ -694,6 +696,12 @@ void krt_queue_stop(struct krt_queue *q);
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req);
 u32 krt_queue_inflight(struct krt_queue *q);
 u32 krt_queue_mrs(struct krt_queue *q, u32 *used);
+/*
+ * Pages of a slot's or server request's own scatterlist and MR: a 64 KiB
+ * buffer at any offset.  Larger ones take one of the queue's large sets.
+ */
+#define KRT_SG_OWN	17
+u32 krt_q_nr_large(u32 depth, u32 pages);
 void krt_queue_show(struct krt_queue *q, struct seq_file *m);
 void krt_srv_req_release(struct krt_srv_req *sreq);
 

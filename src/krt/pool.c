@@ -192,19 +192,23 @@ static u64 krt_peer_mem_cap(void)
  *	scatterlists are sized from the local max_io, and so is the charge)
  *
  * An estimate from above of the memory of one connection: receive ring,
- * request or reply buffers, per-request scatterlists, MRs (page lists),
- * work queue and completion queue entries.
+ * request or reply buffers, per-request scatterlists and MRs (page lists)
+ * of KRT_SG_OWN pages, the few large sets (krt_q_nr_large()), work queue
+ * and completion queue entries.
  *
  * Return: bytes.
  */
 u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 {
 	u64 pages = DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1;
+	u64 own = min_t(u64, pages, KRT_SG_OWN);
+	/* the few large sets: scatterlist, MR page list, MR */
+	u64 large = (u64)krt_q_nr_large(depth, pages) *
+		    (pages * (sizeof(struct scatterlist) + sizeof(u64)) + 512 + 64);
 	/* receive buffer; request buffer, or reply buffer holding the request */
 	u64 per = 2 * KRT_MSG_BUF +
-		  /* preallocated sg, one array for all */
-		  pages * sizeof(struct scatterlist) +
-		  pages * sizeof(u64) + 512 +		/* MR page list, MR */
+		  /* own scatterlist (one array for all), MR page list, MR */
+		  own * (sizeof(struct scatterlist) + sizeof(u64)) + 512 +
 		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
 		  512 +					/* slot or server request */
 		  /* server: 3 RDMA WRs of KRT_SRV_SGE entries, and larger WQEs */
@@ -212,7 +216,7 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 			     3 * sizeof(struct ib_rdma_wr) : 0);
 
 	/* plus its counters and histograms (stats.c) */
-	return (u64)depth * per + 4096 + krt_stats_mem(true, true);
+	return (u64)depth * per + large + 4096 + krt_stats_mem(true, true);
 }
 
 /**

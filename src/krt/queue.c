@@ -108,6 +108,10 @@ unsigned int krt_max_io = SZ_1M;
 module_param_named(max_io, krt_max_io, uint, 0444);
 MODULE_PARM_DESC(max_io, "Largest data buffer of a request, in bytes (default: 1 MiB)");
 
+static unsigned int krt_large_ios;
+module_param_named(large_ios, krt_large_ios, uint, 0444);
+MODULE_PARM_DESC(large_ios, "Buffers over 64 KiB one connection carries at once, at most its depth; 0 for a quarter of the depth, at least 8 (default: 0)");
+
 unsigned int krt_req_timeout_ms = 30000;
 
 /* req_timeout_ms: 1 ms .. 1 day; 0 would fail every request at once */
@@ -341,6 +345,53 @@ void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr)
 {
 	q->mrs_used--;
 	ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, mr);
+}
+
+/*
+ * A large set for a buffer over q->own_pages pages, or NULL when all are
+ * taken (the caller waits for one).  q->lock held.
+ */
+struct krt_large *krt_q_large_get(struct krt_queue *q)
+{
+	struct krt_large *l = list_first_entry_or_null(&q->large_free,
+						       struct krt_large, entry);
+
+	if (l) {
+		list_del_init(&l->entry);
+		krt_hwm_raise(&q->conn->st.mrs_hwm, ++q->mrs_used);
+		krt_hwm_raise(&q->conn->peer->st.mrs_hwm, q->mrs_used);
+	}
+	return l;
+}
+
+/* Give a large set back, its MR invalid and its pages unmapped.  q->lock held. */
+void krt_q_large_put(struct krt_queue *q, struct krt_large *l)
+{
+	q->mrs_used--;
+	list_add(&l->entry, &q->large_free);
+}
+
+/**
+ * krt_q_nr_large() - large sets of a queue
+ * @depth: its depth
+ * @pages: pages of its largest buffer (the local max_io's, plus one)
+ *
+ * Buffers of up to KRT_SG_OWN pages use a slot's or server request's own
+ * scatterlist and MR; larger ones one of these few sets, so that a deep
+ * queue does not hold a max_io scatterlist and MR per request.
+ *
+ * Return: 0 when KRT_SG_OWN pages cover @pages, else ``large_ios``, or
+ * a quarter of @depth but at least 8 when it is 0; at most @depth.
+ */
+u32 krt_q_nr_large(u32 depth, u32 pages)
+{
+	u32 n = READ_ONCE(krt_large_ios);
+
+	if (pages <= KRT_SG_OWN)
+		return 0;
+	if (!n)
+		n = max(depth / 4, 8U);
+	return min(n, depth);
 }
 
 /*
@@ -636,7 +687,9 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 		list_for_each_entry(r, &q->swait, entry) {
 			unsigned long since;
 
-			if (r->state != KRT_SREQ_REPLY_WAIT && r->state != KRT_SREQ_CHAIN_WAIT)
+			/* a heartbeat's answer waits first, but is the newest */
+			if ((r->state != KRT_SREQ_REPLY_WAIT && r->state != KRT_SREQ_CHAIN_WAIT) ||
+			    r->pub.service == KRT_SERVICE_HB)
 				continue;
 			since = time_after(r->wait_start, q->nocredit_since) ?
 				r->wait_start : q->nocredit_since;
@@ -683,6 +736,7 @@ static void krt_q_timer(struct timer_list *t)
 			continue;
 		list_del_init(&req->krt_entry);
 		q->nr_waiting--;
+		q->nr_wait_large -= krt_q_req_large(q, req);
 		req->status = -ETIMEDOUT;
 		list_add_tail(&req->krt_entry, &done);
 		n++;
@@ -732,6 +786,18 @@ static void krt_q_timer(struct timer_list *t)
 
 /* ---- setup and teardown ---- */
 
+/* Deregister the large sets' MRs (before the QP and its PD go). */
+static void krt_q_large_mrs_free(struct krt_queue *q)
+{
+	u32 i;
+
+	for (i = 0; q->large && i < q->nr_large; i++) {
+		if (q->large[i].mr)
+			ib_dereg_mr(q->large[i].mr);
+		q->large[i].mr = NULL;
+	}
+}
+
 static void *krt_q_buf(struct krt_queue *q, u64 *dma, enum dma_data_direction dir)
 {
 	void *va = krt_fault_connect() ? NULL : kzalloc(KRT_MSG_BUF, GFP_KERNEL);
@@ -779,14 +845,24 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 			return -ENOMEM;
 	}
 	/*
-	 * One array for every slot's or server request's scatterlist, in
-	 * pages: kmallocs would each round mr_pages entries (8 KiB and a
-	 * little with 1 MiB max_io) up to 16 KiB, and one kmalloc of them
-	 * all (just over 1 MiB at depth 128) up to 2 MiB
+	 * One array for every slot's or server request's own scatterlist,
+	 * one for the large sets': kmallocs would each round up to a power
+	 * of two (the large sets' 8 KiB and a little to 16 KiB)
 	 */
-	q->sgs = vzalloc(array3_size(q->depth, q->mr_pages, sizeof(*q->sgs)));
+	q->sgs = vzalloc(array3_size(q->depth, q->own_pages, sizeof(*q->sgs)));
 	if (!q->sgs)
 		return -ENOMEM;
+	if (q->nr_large) {
+		q->large = kcalloc(q->nr_large, sizeof(*q->large), GFP_KERNEL);
+		q->large_sgs = vzalloc(array3_size(q->nr_large, q->mr_pages,
+						   sizeof(*q->large_sgs)));
+		if (!q->large || !q->large_sgs)
+			return -ENOMEM;
+		for (i = 0; i < q->nr_large; i++) {
+			q->large[i].sg = &q->large_sgs[i * q->mr_pages];
+			list_add_tail(&q->large[i].entry, &q->large_free);
+		}
+	}
 	if (!q->server) {
 		q->slots = kcalloc(q->depth, sizeof(*q->slots), GFP_KERNEL);
 		if (!q->slots)
@@ -801,7 +877,7 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 			s->reg_cqe.done = krt_slot_reg_done;
 			list_add_tail(&s->entry, &q->free_slots);
 			s->va = krt_q_buf(q, &s->dma, DMA_TO_DEVICE);
-			s->sg = &q->sgs[i * q->mr_pages];
+			s->sg_own = &q->sgs[i * q->own_pages];
 			if (!s->va)
 				return -ENOMEM;
 		}
@@ -830,7 +906,7 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		r->inv_cqe.done = krt_sreq_data_done;
 		r->send_cqe.done = krt_sreq_send_done;
 		list_add_tail(&r->entry, &q->sfree);
-		r->sg = &q->sgs[i * q->mr_pages];
+		r->sg_own = &q->sgs[i * q->own_pages];
 		r->va = krt_q_buf(q, &r->dma, DMA_TO_DEVICE);
 		if (!r->va)
 			return -ENOMEM;
@@ -871,9 +947,11 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	spin_lock_init(&q->lock);
 	INIT_LIST_HEAD(&q->waiting);
 	INIT_LIST_HEAD(&q->free_slots);
+	INIT_LIST_HEAD(&q->large_free);
 	INIT_LIST_HEAD(&q->sfree);
 	INIT_LIST_HEAD(&q->swait);
 	INIT_LIST_HEAD(&q->deferred);
+	INIT_LIST_HEAD(&q->deferred_large);
 	INIT_WORK(&q->reset_work, krt_q_reset_work);
 	timer_setup(&q->timer, krt_q_timer, 0);
 	INIT_LIST_HEAD(&q->held);
@@ -909,6 +987,8 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1);
 	q->mr_pages = pages;
 	q->max_io = min_t(u32, krt_max_io, (pages - 1) * PAGE_SIZE);
+	q->own_pages = min_t(u32, pages, KRT_SG_OWN);
+	q->nr_large = krt_q_nr_large(q->depth, pages);
 
 	ret = krt_q_alloc_bufs(q);
 	if (!ret && q->server)
@@ -917,9 +997,19 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 		goto err_bufs;
 	ret = krt_fault_connect() ? -ENOMEM :
 		ib_mr_pool_init(id->qp, &id->qp->rdma_mrs, q->depth,
-				IB_MR_TYPE_MEM_REG, pages, 0);
+				IB_MR_TYPE_MEM_REG, q->own_pages, 0);
 	if (ret)
 		goto err_bufs;
+	for (i = 0; i < q->nr_large; i++) {
+		struct ib_mr *mr = krt_fault_connect() ? ERR_PTR(-ENOMEM) :
+			ib_alloc_mr(id->qp->pd, IB_MR_TYPE_MEM_REG, pages);
+
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			goto err_large;
+		}
+		q->large[i].mr = mr;
+	}
 	for (i = 0; i < q->depth; i++) {
 		ret = krt_fault_connect() ? -ENOMEM : krt_q_post_recv(q, &q->rbufs[i]);
 		if (ret)
@@ -931,6 +1021,8 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 err_mrs:
 	/* ORDER: flush the receives already posted before their buffers go */
 	ib_drain_qp(id->qp);
+err_large:
+	krt_q_large_mrs_free(q);
 	ib_mr_pool_destroy(id->qp, &id->qp->rdma_mrs);
 err_bufs:
 	krt_q_unmap_bufs(q);
@@ -1010,16 +1102,16 @@ void krt_queue_stop(struct krt_queue *q)
 }
 
 /**
- * krt_queue_mrs() - MRs of a queue's pool, and how many are in use
+ * krt_queue_mrs() - MRs of a queue (pool and large sets), and how many are in use
  * @q: the queue, or NULL
  * @used: set to the MRs taken now
  *
- * Return: the pool's size.  Caller holds krt_pool_lock (the queue stays).
+ * Return: their number.  Caller holds krt_pool_lock (the queue stays).
  */
 u32 krt_queue_mrs(struct krt_queue *q, u32 *used)
 {
 	*used = q ? READ_ONCE(q->mrs_used) : 0;
-	return q && !READ_ONCE(q->unmapped) ? q->depth : 0;
+	return q && !READ_ONCE(q->unmapped) ? q->depth + q->nr_large : 0;
 }
 
 /**
@@ -1063,17 +1155,15 @@ void krt_queue_destroy(struct krt_conn *conn)
 	q->unmapped = true;
 	list_splice_init(&q->waiting, &done);
 	q->nr_waiting = 0;
+	q->nr_wait_large = 0;
 	list_for_each_entry(req, &done, krt_entry)
 		req->status = -ECONNRESET;
 	for (i = 0; q->slots && i < q->depth; i++) {
 		struct krt_slot *s = &q->slots[i];
 
-		if (s->mr) {
-			krt_q_mr_put(q, s->mr);
-			s->mr = NULL;
-		}
 		if (s->req)
 			krt_slot_unmap_locked(q, s);
+		krt_slot_mr_put_locked(q, s);
 		if (s->state == KRT_SLOT_BUSY) {
 			/* a request answered already keeps its answer (status 0) */
 			if (s->pending & KRT_P_REPLY)
@@ -1092,14 +1182,18 @@ void krt_queue_destroy(struct krt_conn *conn)
 		list_add_tail(&r->entry,
 			      r->state == KRT_SREQ_REPLY_WAIT ? &replies : &data);
 	}
-	for (i = 0; q->sreqs && i < q->depth; i++)
-		if (q->sreqs[i].mr) {
-			krt_q_mr_put(q, q->sreqs[i].mr);
-			q->sreqs[i].mr = NULL;
-		}
+	for (i = 0; q->sreqs && i < q->depth; i++) {
+		struct krt_sreq *r = &q->sreqs[i];
+
+		/* a large set is the queue's: it goes below, whoever holds it */
+		if (r->mr && !r->large)
+			krt_q_mr_put(q, r->mr);
+		r->mr = NULL;
+	}
 	spin_unlock_bh(&q->lock);
 
 	ib_mr_pool_destroy(q->qp, &q->qp->rdma_mrs);
+	krt_q_large_mrs_free(q);
 	krt_q_hand_back(q, &done);
 	list_for_each_entry_safe(r, rt, &data, entry) {
 		list_del_init(&r->entry);
@@ -1131,6 +1225,8 @@ static void krt_q_free_work(struct work_struct *work)
 	kfree(q->slots);
 	kfree(q->sreqs);
 	kvfree(q->sgs);
+	kfree(q->large);
+	kvfree(q->large_sgs);
 	kvfree(q->srv_wrs);
 	kvfree(q->srv_sges);
 	/* a ref lookup may have found @q just before it left */
@@ -1172,6 +1268,7 @@ static const struct {
 	KRT_QSTAT(wc_errors), KRT_QSTAT(local_inv), KRT_QSTAT(remote_inv),
 	KRT_QSTAT(heartbeats), KRT_QSTAT(hb_timeouts),
 	KRT_QSTAT(doorbells), KRT_QSTAT(wrs), KRT_QSTAT(srv_direct), KRT_QSTAT(srv_mr),
+	KRT_QSTAT(large_waits), KRT_QSTAT(large_deferred),
 };
 
 /**
@@ -1190,8 +1287,9 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 	seq_printf(m, "  sq_avail: %u\n  inflight: %d\n  waiting: %u\n  zombies: %u\n",
 		   READ_ONCE(q->sq_avail), atomic_read(&q->inflight),
 		   READ_ONCE(q->nr_waiting), READ_ONCE(q->zombies));
-	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  max_inline: %u\n  send_inv: %d\n",
-		   q->max_io, q->mr_pages, q->max_inline, q->send_inv);
+	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  own_pages: %u\n  large_sets: %u\n",
+		   q->max_io, q->mr_pages, q->own_pages, q->nr_large);
+	seq_printf(m, "  max_inline: %u\n  send_inv: %d\n", q->max_inline, q->send_inv);
 	/* every counter is in the table */
 	BUILD_BUG_ON(ARRAY_SIZE(krt_qstat_fields) != sizeof(*st) / sizeof(u64));
 	for (i = 0; i < ARRAY_SIZE(krt_qstat_fields); i++)

@@ -19,6 +19,18 @@
 #define KRT_WR_REP	1	/* SEND (with invalidate) */
 #define KRT_TICK	(HZ / 10)
 #define KRT_ESTABLISH_TIMEOUT	(10 * HZ)	/* accept to ESTABLISHED, server */
+/**
+ * struct krt_large - a scatterlist and an MR for a buffer over KRT_SG_OWN
+ *	pages, one of a queue's few (krt_q_nr_large())
+ * @entry: on q->large_free while free; q->lock
+ * @sg: q->mr_pages entries
+ * @mr: an MR of q->mr_pages pages, the queue's own (not from the pool)
+ */
+struct krt_large {
+	struct list_head	entry;
+	struct scatterlist	*sg;
+	struct ib_mr		*mr;
+};
 
 enum krt_slot_state {
 	KRT_SLOT_FREE,
@@ -49,7 +61,9 @@ struct krt_slot {
 	struct krt_queue	*q;
 	struct list_head	entry;		/* free list; q->lock */
 	struct krt_req		*req;
-	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
+	struct scatterlist	*sg_own;	/* q->own_pages entries, preallocated */
+	struct scatterlist	*sg;		/* @sg_own or @large's, while mapped */
+	struct krt_large	*large;		/* taken for a large buffer; q->lock */
 	unsigned int		nr_sg;		/* entries mapped, 0 when not; q->lock */
 	u16			idx;
 	u16			gen;
@@ -97,8 +111,9 @@ struct krt_sreq {
 	struct ib_reg_wr	reg;		/* its REG_MR, posted with the data */
 	struct ib_rdma_wr	*rwr;		/* KRT_WR_DATA WRs (no MR), q's */
 	struct ib_sge		*sge;		/* KRT_WR_DATA * q->srv_sge, q's */
-	struct scatterlist	*sg;		/* mr_pages entries, preallocated */
-	struct scatterlist	*sgl;		/* @sg while mapped, else NULL */
+	struct scatterlist	*sg_own;	/* q->own_pages entries, preallocated */
+	struct krt_large	*large;		/* taken for a large buffer; q->lock */
+	struct scatterlist	*sgl;		/* @sg_own or @large's while mapped */
 	unsigned long		wait_start;	/* jiffies it began to wait; q->lock */
 	int			nents;
 	unsigned int		nr_bvec;
@@ -130,6 +145,12 @@ struct krt_sreq {
  * @sq_avail: free SQ entries; q->lock
  * @max_io: negotiated largest data buffer
  * @mr_pages: pages an MR maps
+ * @own_pages: pages of a slot's or server request's own scatterlist and
+ *	MR (KRT_SG_OWN, or @mr_pages if fewer)
+ * @nr_large: large sets (struct krt_large) for buffers over @own_pages
+ * @large: @nr_large of them
+ * @large_free: those free; q->lock
+ * @large_sgs: their scatterlists, @mr_pages entries each
  * @max_inline: inline data the QP takes
  * @send_inv: the device does SEND_WITH_INV and remote invalidation
  * @zombies: slots of timed-out requests; q->lock
@@ -139,6 +160,8 @@ struct krt_sreq {
  * @sfree: free server requests; q->lock
  * @swait: server requests waiting for room; q->lock
  * @deferred: received requests waiting for a free server request; q->lock
+ * @deferred_large: received requests with a large buffer waiting for a
+ *	large set and a server request; q->lock
  * @inflight: requests submitted and not completed
  * @slots: @depth request slots (client)
  * @sreqs: @depth server requests (server)
@@ -160,7 +183,7 @@ struct krt_sreq {
  * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
  * @max_sgl_rd: server: READs of more entries use an MR (0: no limit)
  * @iwarp: server: the sink of an RDMA READ must be registered, remote write
- * @sgs: @depth x @mr_pages scatterlist entries, @mr_pages per slot or
+ * @sgs: @depth x @own_pages scatterlist entries, @own_pages per slot or
  *	server request
  * @srv_wrs: server: KRT_WR_DATA RDMA WRs per server request
  * @srv_sges: server: KRT_WR_DATA * @srv_sge entries per server request
@@ -190,15 +213,22 @@ struct krt_queue {
 	u32			sq_avail;
 	u32			max_io;
 	u32			mr_pages;
+	u32			own_pages;
+	u32			nr_large;
+	struct krt_large	*large;
+	struct list_head	large_free;
+	struct scatterlist	*large_sgs;
 	u32			max_inline;
 	bool			send_inv;
 	u32			zombies;
 	struct list_head	waiting;
 	u32			nr_waiting;
+	u32			nr_wait_large;	/* of them needing a large set; q->lock */
 	struct list_head	free_slots;
 	struct list_head	sfree;
 	struct list_head	swait;
 	struct list_head	deferred;
+	struct list_head	deferred_large;
 	atomic_t		inflight;
 	struct krt_slot		*slots;
 	struct krt_sreq		*sreqs;
@@ -242,12 +272,33 @@ void krt_send_wr(struct ib_send_wr *wr, struct ib_sge *sge, struct ib_cqe *cqe,
 int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first);
 struct ib_mr *krt_q_mr_get(struct krt_queue *q);
 void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr);
+struct krt_large *krt_q_large_get(struct krt_queue *q);
+void krt_q_large_put(struct krt_queue *q, struct krt_large *l);
+
+/* A buffer of @pages pages needs a large set (struct krt_large). */
+static inline bool krt_q_needs_large(const struct krt_queue *q, u32 pages)
+{
+	return pages > q->own_pages;
+}
+
+/*
+ * A client request needs a large set: by its pages, or by its length at
+ * any offset, as the server counts it (the server takes a set for it).
+ */
+static inline bool krt_q_req_large(const struct krt_queue *q, const struct krt_req *req)
+{
+	return req->dir != KRT_DATA_NONE &&
+	       (krt_q_needs_large(q, req->nr_bvec) ||
+		krt_q_needs_large(q, DIV_ROUND_UP(req->data_len, PAGE_SIZE) + 1));
+}
+
 int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb);
 void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
 
 /* queue_clt.c: the client side */
 void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s);
 void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s);
+void krt_slot_mr_put_locked(struct krt_queue *q, struct krt_slot *s);
 void krt_q_complete(struct krt_queue *q, struct list_head *done);
 void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc);
 void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc);

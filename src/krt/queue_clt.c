@@ -74,6 +74,20 @@ void krt_slot_unmap_locked(struct krt_queue *q, struct krt_slot *s)
 }
 
 /*
+ * Give a slot's MR back, and its large set if it has one (its pages
+ * unmapped first).  q->lock held.
+ */
+void krt_slot_mr_put_locked(struct krt_queue *q, struct krt_slot *s)
+{
+	if (s->large)
+		krt_q_large_put(q, s->large);
+	else if (s->mr)
+		krt_q_mr_put(q, s->mr);
+	s->large = NULL;
+	s->mr = NULL;
+}
+
+/*
  * A slot has nothing pending: give its MR back, free it and queue its
  * request for completion (not for a zombie: its request completed on
  * timeout).  Caller holds q->lock.
@@ -83,12 +97,9 @@ static void krt_slot_finish_locked(struct krt_queue *q, struct krt_slot *s,
 {
 	struct krt_req *req = s->req;
 
-	if (s->mr) {
-		krt_q_mr_put(q, s->mr);
-		s->mr = NULL;
-	}
 	if (req)
 		krt_slot_unmap_locked(q, s);
+	krt_slot_mr_put_locked(q, s);
 	if (s == q->hb_slot) {
 		q->hb_busy = false;
 		s->state = KRT_SLOT_FREE;
@@ -215,7 +226,15 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	q->sq_avail -= data ? KRT_WR_REQ : 1;
 	q->credits--;
 	if (data) {
-		s->mr = krt_q_mr_get(q);
+		/* the caller saw a large set free where one is needed */
+		if (krt_q_req_large(q, req)) {
+			s->large = krt_q_large_get(q);
+			s->sg = s->large ? s->large->sg : NULL;
+			s->mr = s->large ? s->large->mr : NULL;
+		} else {
+			s->sg = s->sg_own;
+			s->mr = krt_q_mr_get(q);
+		}
 		ret = !s->mr ? -EBUSY : krt_slot_map_locked(q, s, req);
 		if (!ret)
 			ret = krt_frwr_reg(s->mr, s->sg, req->krt_nents, &reg,
@@ -225,10 +244,8 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		if (ret) {
 			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
 			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
-			if (s->mr)
-				krt_q_mr_put(q, s->mr);
-			s->mr = NULL;
 			krt_slot_unmap_locked(q, s);
+			krt_slot_mr_put_locked(q, s);
 			q->sq_avail += KRT_WR_REQ;
 			q->credits++;
 			krt_slot_free_locked(q, s);
@@ -416,6 +433,7 @@ void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 {
 	LIST_HEAD(done);
+	bool large;
 	int ret = 0;
 	u32 n;
 
@@ -432,7 +450,10 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	n = atomic_inc_return(&q->inflight);
 	krt_hwm_raise(&q->conn->st.inflight_hwm, n);
 	krt_hwm_raise(&q->conn->peer->st.inflight_hwm, n);
-	if (list_empty(&q->waiting) && krt_q_room_for_req(q, req)) {
+	large = krt_q_req_large(q, req);
+	/* requests that wait for a large set only do not hold up others */
+	if ((list_empty(&q->waiting) || (!large && q->nr_waiting == q->nr_wait_large)) &&
+	    (!large || !list_empty(&q->large_free)) && krt_q_room_for_req(q, req)) {
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
 			ret = 0;	/* krt_queue_destroy() completes it */
@@ -454,6 +475,10 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	}
 	q->stats.waits++;
 	q->nr_waiting++;
+	if (large) {
+		q->nr_wait_large++;
+		q->stats.large_waits += list_empty(&q->large_free);
+	}
 	list_add_tail(&req->krt_entry, &q->waiting);
 	goto out_unlock;
 
@@ -506,15 +531,28 @@ void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
  */
 void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done)
 {
-	struct krt_req *req;
+	struct krt_req *req, *tmp;
+	bool skip_large = false, large;
 	int ret;
 
-	while (!list_empty(&q->waiting) && q->ready) {
-		req = list_first_entry(&q->waiting, struct krt_req, krt_entry);
+	/*
+	 * In order, but past requests that wait for a large set: once one
+	 * does, every later one needing a set waits too (no overtaking
+	 * among them)
+	 */
+	list_for_each_entry_safe(req, tmp, &q->waiting, krt_entry) {
+		if (!q->ready)
+			break;
+		large = krt_q_req_large(q, req);
+		if (large && (skip_large || list_empty(&q->large_free))) {
+			skip_large = true;
+			continue;
+		}
 		if (!krt_q_room_for_req(q, req))
 			break;
 		list_del_init(&req->krt_entry);
 		q->nr_waiting--;
+		q->nr_wait_large -= large;
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
 			krt_q_reset_locked(q, "cannot post a work request");

@@ -92,6 +92,42 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 			struct krt_rbuf *rb, const struct krt_msg_hdr *h, u32 bytes);
 
 /*
+ * Whether a request's data, at any offset in its first page, is over
+ * q->own_pages pages: its server request takes a large set for it.  @h
+ * was checked (data_len at most max_io).
+ */
+static bool krt_q_req_needs_large(const struct krt_queue *q, const struct krt_msg_hdr *h)
+{
+	if (!(be16_to_cpu(h->flags) & (KRT_MF_READ | KRT_MF_WRITE)))
+		return false;
+	return krt_q_needs_large(q, DIV_ROUND_UP(be32_to_cpu(h->data_len), PAGE_SIZE) + 1);
+}
+
+/*
+ * The received request that @r, just released, serves next: the older of
+ * the first one waiting for a server request and the first one waiting
+ * for a large set, if one is free; it takes @r (and the set).  Caller
+ * holds q->lock.  Return: the request's buffer, or NULL (@r stays free).
+ */
+static struct krt_rbuf *krt_sreq_next_locked(struct krt_queue *q, struct krt_sreq *r)
+{
+	struct krt_rbuf *rb = list_first_entry_or_null(&q->deferred, struct krt_rbuf, entry);
+	struct krt_rbuf *lrb = list_first_entry_or_null(&q->deferred_large,
+							struct krt_rbuf, entry);
+
+	if (q->dead)
+		return NULL;
+	if (lrb && !list_empty(&q->large_free) && (!rb || lrb->t_recv < rb->t_recv))
+		rb = lrb;
+	if (!rb)
+		return NULL;
+	list_del_init(&rb->entry);
+	r->large = rb == lrb ? krt_q_large_get(q) : NULL;
+	krt_sreq_take_locked(r);
+	return rb;
+}
+
+/*
  * The service is done with @r: let it go, and give it to a request that
  * waits for one.  Outside q->lock.
  */
@@ -110,13 +146,14 @@ void krt_sreq_release(struct krt_sreq *r)
 	 */
 	svc = r->svc;
 	r->svc = NULL;
-	if (!q->dead && !list_empty(&q->deferred)) {
-		rb = list_first_entry(&q->deferred, struct krt_rbuf, entry);
-		list_del_init(&rb->entry);
-		krt_sreq_take_locked(r);
-	} else {
-		krt_sreq_put_locked(q, r);
+	/* a large set whose MR a failed transfer left stays for teardown */
+	if (r->large && !r->mr) {
+		krt_q_large_put(q, r->large);
+		r->large = NULL;
 	}
+	rb = krt_sreq_next_locked(q, r);
+	if (!rb)
+		krt_sreq_put_locked(q, r);
 	spin_unlock_bh(&q->lock);
 	if (svc)
 		krt_service_put(svc);
@@ -199,7 +236,9 @@ static void krt_sreq_xfer_end_locked(struct krt_queue *q, struct krt_sreq *r,
 	if (wc->status != IB_WC_SUCCESS) {
 		krt_q_reset_locked(q, why);
 	} else if (r->mr) {
-		krt_q_mr_put(q, r->mr);
+		/* a large set's MR stays with it until krt_sreq_release() */
+		if (!r->large)
+			krt_q_mr_put(q, r->mr);
 		r->mr = NULL;
 	}
 	r->sgl = NULL;
@@ -432,22 +471,38 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
  * A request arrived.  A server request is free unless replies whose SEND
  * completion is not yet polled still hold theirs (the client may already
  * have reused its slot): then the buffer waits, not re-posted, so its
- * credit stays taken, until krt_sreq_release() frees one.
+ * credit stays taken, until krt_sreq_release() frees one.  A request
+ * with a large buffer needs a large set too, and waits apart for one
+ * (q->deferred_large): requests that need none, heartbeats among them,
+ * do not wait behind it.
  */
 void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		    const struct krt_msg_hdr *h, u32 bytes)
 {
 	struct krt_sreq *r = NULL;
 
+	struct list_head *wait = &q->deferred;
+	struct krt_large *l = NULL;
+
 	rb->t_recv = local_clock();	/* service time includes waiting here */
 	spin_lock_bh(&q->lock);
-	if (list_empty(&q->deferred))
+	if (krt_q_req_needs_large(q, h)) {
+		wait = &q->deferred_large;
+		if (list_empty(wait))
+			l = krt_q_large_get(q);
+		if (!l)
+			q->stats.large_deferred++;
+	}
+	if (list_empty(wait) && (l || wait == &q->deferred))
 		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
 	if (r) {
+		r->large = l;
 		krt_sreq_take_locked(r);
 	} else {
+		if (l)
+			krt_q_large_put(q, l);
 		rb->bytes = bytes;
-		list_add_tail(&rb->entry, &q->deferred);
+		list_add_tail(&rb->entry, wait);
 		q->stats.deferred++;
 		krt_stat_inc(q->conn, KRT_A_STAT_SRV_DEFERRED);
 	}
@@ -594,7 +649,7 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	struct krt_sreq *r = container_of(sreq, struct krt_sreq, pub);
 	struct krt_queue *q = r->q;
 	enum dma_data_direction dir;
-	struct scatterlist *sgl = r->sg;
+	struct scatterlist *sgl;
 	u32 len, pages;
 	u8 wait;
 	int ret;
@@ -618,6 +673,12 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		spin_unlock_bh(&q->lock);
 		return -ECONNRESET;
 	}
+	/* a large set was taken for data_len at any offset: it holds @pages */
+	sgl = r->large ? r->large->sg : r->sg_own;
+	if (pages > (r->large ? q->mr_pages : q->own_pages)) {
+		spin_unlock_bh(&q->lock);
+		return -EINVAL;
+	}
 	/* ORDER: under the lock of a live queue: the device is there */
 	krt_frwr_sg_fill(sgl, bvec, nr_bvec);
 	ret = krt_frwr_map(q->ibdev, sgl, nr_bvec, dir);
@@ -636,13 +697,13 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		 * it is posted later.  A server request holds at most one of
 		 * depth MRs.
 		 */
-		r->mr = krt_q_mr_get(q);
+		r->mr = r->large ? r->large->mr : krt_q_mr_get(q);
 		ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
 					   krt_sreq_mr_access(q, sreq->dir)) : -EBUSY;
 		if (ret) {
 			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
 			trace_krt_mr_error(q->conn, sreq->req_id, sreq->data_len, ret);
-			if (r->mr)
+			if (r->mr && !r->large)
 				krt_q_mr_put(q, r->mr);
 			r->mr = NULL;
 			ib_dma_unmap_sg(q->ibdev, sgl, nr_bvec, dir);
