@@ -300,7 +300,7 @@ enum krt_a_stats {
 	KRT_A_STATS_LAT_SVC,		/* nest of KRT_A_LAT_* */
 	KRT_A_STATS_INFLIGHT,		/* u32, requests in flight now */
 	KRT_A_STATS_INFLIGHT_HWM,	/* u32, most in flight since reset */
-	KRT_A_STATS_MRS,		/* u32, MRs in the connections' pools */
+	KRT_A_STATS_MRS,		/* u32, MRs of the connections (pools, large sets) */
 	KRT_A_STATS_MRS_USED,		/* u32, of them in use now */
 	KRT_A_STATS_MRS_HWM,		/* u32, most in use since reset */
 
