@@ -16,8 +16,6 @@ sum_q() {
 	awk -v p="$1/" -v f="$2:" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 }
 		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
 }
-# sum_all FIELD: a queue counter summed over every connection (both ends)
-sum_all() { awk -v f="$1:" '$1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"; }
 # run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
 # run_fail OUT ARGS...: krtctl -j ARGS exits 1 (requests failed)
 run_fail() {

@@ -174,6 +174,9 @@ krt_loaded() { [ -d /sys/module/krt ]; }
 
 # wait_peer NAME STATE UP [MS]: until the peer is in STATE with UP
 # connections up (default 30 s)
+# sum_all FIELD: a queue counter summed over every connection (both ends)
+sum_all() { awk -v f="$1:" '$1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"; }
+
 wait_peer() {
 	busywait "${4:-30000}" bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
 }

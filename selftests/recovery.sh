@@ -184,8 +184,8 @@ stall_reads() {
 	local name=$1 size=$2 n=$3 r0 h0 h1 w0 l0 t0 dt
 	r0=$(dp resets)
 	h0=$(hb_count "$name")
-	w0=$(awk '$1 == "sq_waits:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
-	l0=$(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
+	w0=$(sum_all sq_waits)
+	l0=$(sum_all large_deferred)
 	# 3 s: five times the client's heartbeat bound (600 ms), twice the server's
 	echo 3000 > "$KRT_DBG/fault/stall_data"
 	t0=$(date +%s%N)
@@ -194,12 +194,12 @@ stall_reads() {
 	echo 0 > "$KRT_DBG/fault/stall_data"
 	check_eq "$(j slow ok)/$(j slow errors)/$(j slow mismatches)" "$n/0/0" "$size reads behind the stall"
 	[ "$dt" -ge 2500 ] || fail "the $size reads took $dt ms: the transfers did not wait"
-	check_eq "$(($(awk '$1 == "sq_waits:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns") - w0 >= 4))" 1 \
+	check_eq "$(($(sum_all sq_waits) - w0 >= 4))" 1 \
 		"$size: transfers waited for SQ room"
 	check_eq "$(($(dp resets) - r0))" 0 "$size: connections reset during the stall"
 	check_eq "$("$KRTCTL" -j conn show peer "$name" | jq -r '.[0].reason // ""')" "" "$name failure reason"
 	h1=$(hb_count "$name")
-	diag "$size: stall of 3000 ms, reads took $dt ms, heartbeats $h0 -> $h1, requests deferred for a large set $(($(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns") - l0))"
+	diag "$size: stall of 3000 ms, reads took $dt ms, heartbeats $h0 -> $h1, requests deferred for a large set $(($(sum_all large_deferred) - l0))"
 	[ $((h1 - h0)) -ge 3 ] || fail "$size: heartbeats sent during the stall: $((h1 - h0))"
 }
 slow_server_transfers() {
@@ -215,9 +215,9 @@ slow_server_transfers() {
 		fail "peer add hbl"
 	wait_peer hbl active 1 || fail "hbl not up"
 	echo "$old" > /sys/module/krt/parameters/max_inbound_depth
-	l0=$(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")
+	l0=$(sum_all large_deferred)
 	stall_reads hbl 1M 16
-	[ "$(awk '$1 == "large_deferred:" { s += $2 } END { print s + 0 }' "$KRT_DBG/conns")" -gt "$l0" ] ||
+	[ "$(sum_all large_deferred)" -gt "$l0" ] ||
 		fail "1M: no request waited at the server for a large set"
 	"$KRTCTL" peer del hbl
 }

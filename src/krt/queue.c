@@ -329,15 +329,20 @@ int krt_q_post_send(struct krt_queue *q, const struct ib_send_wr *first)
 	return ret;
 }
 
+/* One more MR in use, for the statistics.  q->lock held. */
+static void krt_q_mrs_take(struct krt_queue *q)
+{
+	krt_hwm_raise(&q->conn->st.mrs_hwm, ++q->mrs_used);
+	krt_hwm_raise(&q->conn->peer->st.mrs_hwm, q->mrs_used);
+}
+
 /* MRs from the QP's pool, counted for the statistics.  q->lock held. */
 struct ib_mr *krt_q_mr_get(struct krt_queue *q)
 {
 	struct ib_mr *mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
 
-	if (mr) {
-		krt_hwm_raise(&q->conn->st.mrs_hwm, ++q->mrs_used);
-		krt_hwm_raise(&q->conn->peer->st.mrs_hwm, q->mrs_used);
-	}
+	if (mr)
+		krt_q_mrs_take(q);
 	return mr;
 }
 
@@ -358,8 +363,7 @@ struct krt_large *krt_q_large_get(struct krt_queue *q)
 
 	if (l) {
 		list_del_init(&l->entry);
-		krt_hwm_raise(&q->conn->st.mrs_hwm, ++q->mrs_used);
-		krt_hwm_raise(&q->conn->peer->st.mrs_hwm, q->mrs_used);
+		krt_q_mrs_take(q);
 	}
 	return l;
 }

@@ -281,6 +281,12 @@ static inline bool krt_q_needs_large(const struct krt_queue *q, u32 pages)
 	return pages > q->own_pages;
 }
 
+/* A buffer of @len bytes at any offset in its first page needs a large set. */
+static inline bool krt_q_len_needs_large(const struct krt_queue *q, u32 len)
+{
+	return krt_q_needs_large(q, DIV_ROUND_UP(len, PAGE_SIZE) + 1);
+}
+
 /*
  * A client request needs a large set: by its pages, or by its length at
  * any offset, as the server counts it (the server takes a set for it).
@@ -288,8 +294,7 @@ static inline bool krt_q_needs_large(const struct krt_queue *q, u32 pages)
 static inline bool krt_q_req_large(const struct krt_queue *q, const struct krt_req *req)
 {
 	return req->dir != KRT_DATA_NONE &&
-	       (krt_q_needs_large(q, req->nr_bvec) ||
-		krt_q_needs_large(q, DIV_ROUND_UP(req->data_len, PAGE_SIZE) + 1));
+	       (krt_q_needs_large(q, req->nr_bvec) || krt_q_len_needs_large(q, req->data_len));
 }
 
 int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb);

@@ -100,7 +100,7 @@ static bool krt_q_req_needs_large(const struct krt_queue *q, const struct krt_ms
 {
 	if (!(be16_to_cpu(h->flags) & (KRT_MF_READ | KRT_MF_WRITE)))
 		return false;
-	return krt_q_needs_large(q, DIV_ROUND_UP(be32_to_cpu(h->data_len), PAGE_SIZE) + 1);
+	return krt_q_len_needs_large(q, be32_to_cpu(h->data_len));
 }
 
 /*
@@ -479,10 +479,9 @@ static int krt_sreq_post_data_locked(struct krt_queue *q, struct krt_sreq *r)
 void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		    const struct krt_msg_hdr *h, u32 bytes)
 {
-	struct krt_sreq *r = NULL;
-
 	struct list_head *wait = &q->deferred;
 	struct krt_large *l = NULL;
+	struct krt_sreq *r = NULL;
 
 	rb->t_recv = local_clock();	/* service time includes waiting here */
 	spin_lock_bh(&q->lock);
@@ -493,7 +492,8 @@ void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		if (!l)
 			q->stats.large_deferred++;
 	}
-	if (list_empty(wait) && (l || wait == &q->deferred))
+	/* a set is taken only with none waiting for one before */
+	if (wait == &q->deferred ? list_empty(wait) : !!l)
 		r = list_first_entry_or_null(&q->sfree, struct krt_sreq, entry);
 	if (r) {
 		r->large = l;
