@@ -231,6 +231,36 @@ depth_capped() {
 	wait_inbound_gone
 }
 
+# A client's queue on the server is sized for the client's max_io, not
+# the local one: 128 KiB gets 33-page large sets, 64 KiB none (its own
+# 17-page sets cover it), and is charged less.
+# conn_field CONN FIELD: a field of one connection in debugfs conns
+conn_field() {
+	awk -v c="$1:" -v f="$2:" '$1 == c { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == f { print $2 }' \
+		"$KRT_DBG/conns"
+}
+inbound_sized_for_max_io() {
+	local m want in=in-4b52540000000dd2-0 mem="" prev=0
+	set_param max_inbound_depth 32 || return 1
+	# max_io: MR pages/own pages/large sets (a quarter of depth 32, at least 8)
+	for m in 65536:17/17/0 131072:33/17/8 1048576:257/17/8; do
+		want=${m#*:} m=${m%%:*}
+		fz_bg hold connect "$A" $PORT depth=32 credits=32 max_io=$m node=0x4b52540000000dd2 hold=60
+		busywait 20000 bash -c "[ \$(grep -cE '^(accepted|rejected|error)' $TMPD/hold) -ge 1 ]"
+		if check_eq "$(field "$TMPD/hold" max_io)" $m "max_io $m granted"; then
+			check_eq "$(conn_field "$in/0" mr_pages)/$(conn_field "$in/0" own_pages)/$(conn_field "$in/0" large_sets)" \
+				"$want" "max_io $m: MR pages/own pages/large sets"
+			mem=$("$KRTCTL" -j peer show "$in" | jq -r '.[0].mem')
+			[ "$mem" -gt "$prev" ] 2> /dev/null || fail "max_io $m charged ${mem:-?} B, not more than $prev B"
+			diag "max_io $m at depth 32: charged $mem B"
+			prev=${mem:-0}
+		fi
+		fz_stop
+		wait_inbound_gone
+	done
+	set_param max_inbound_depth 128
+}
+
 # 70 connections from B with a new pool id each: 64 (max_inbound_per_addr)
 # accepted, the rest rejected "connection limit"; meanwhile an
 # administrator's pool (from A) comes up.
@@ -619,11 +649,12 @@ HEADER_CASES="bad_magic bad_version short len_mismatch bad_opcode unknown_flags 
 SERVER_CASES="tag_out_of_range wrong_generation duplicate_reply reply_with_flags credits_overflow
 	foreign_inv request_to_client reply_short"
 
-ktap_plan $((17 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
+ktap_plan $((18 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
 run_case setup setup
 run_case malformed_private_data_rejected_counted malformed_private_data
 run_case private_data_edges_accepted_bounded private_data_edges
 run_case depth_capped_by_max_inbound_depth depth_capped
+run_case inbound_buffers_sized_for_client_max_io inbound_sized_for_max_io
 run_case flood_limited_per_address_admin_pool_works flood_per_addr
 run_case flood_limited_in_all flood_total
 run_case impersonation_rejected_live_conn_stays impersonation

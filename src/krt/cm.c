@@ -208,7 +208,9 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 	conn->hb_ms = clamp_t(u32, be32_to_cpu(req->hb_ms), KRT_HB_MIN_MS, KRT_HB_MAX_MS);
 	conn->hb_misses = clamp_t(u32, be16_to_cpu(req->hb_misses), 1, KRT_HB_MAX_MISSES);
 	memcpy(&conn->raddr, &src, sizeof(conn->raddr));
-	if (krt_mem_charge(conn, id->device, be32_to_cpu(req->max_io))) {
+	/* its buffers are sized for what the client may send (checked >= a page) */
+	conn->max_io = krt_q_max_io(be32_to_cpu(req->max_io));
+	if (krt_mem_charge(conn, id->device, conn->max_io)) {
 		krt_conn_put(conn);
 		reason = KRT_REJ_NO_RESOURCES;
 		goto err_unlock;

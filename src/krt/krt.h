@@ -304,6 +304,9 @@ struct krt_conn_fi {
  * @hb_ms: heartbeat interval the connection uses (from the peer or the
  *	remote's private data); set before the queue starts
  * @hb_misses: heartbeats missed before the connection is reset
+ * @max_io: inbound: the client's max IO size, which bounds what its queue
+ *	sizes its buffers' scatterlists and MRs for; 0 on the client side
+ *	(the local ``max_io``); set before the queue is created
  * @in_entry: inbound: in the list of every inbound connection; krt_in_lock
  * @st: counters and histograms, across reconnects
  * @qp_id: the cm id whose QP @q, @cq, @pd and @dev belong to; krt_pool_lock
@@ -349,6 +352,7 @@ struct krt_conn {
 	u64			mem;
 	u32			hb_ms;
 	u32			hb_misses;
+	u32			max_io;
 	struct list_head	in_entry;
 	struct krt_stats	st;
 	struct rdma_cm_id	*qp_id;
@@ -624,6 +628,7 @@ void krt_dev_copy_name(const struct krt_device *dev, char *buf);
 
 /* queue.c: the data path of one connection */
 extern unsigned int krt_max_io;
+u32 krt_q_max_io(u32 remote);
 extern unsigned int krt_req_timeout_ms;
 extern unsigned int krt_rnr_retry;
 

@@ -188,8 +188,9 @@ static u64 krt_peer_mem_cap(void)
  * krt_conn_mem() - what a connection of a given depth holds, in bytes
  * @depth: queue depth
  * @inbound: server side (larger work requests)
- * @max_io: largest data buffer the remote asked for (unused: MRs and
- *	scatterlists are sized from the local max_io, and so is the charge)
+ * @max_io: largest data buffer the connection may carry: the remote's, or
+ *	the local max_io; MRs and scatterlists are sized for the smaller of
+ *	it and the local max_io (krt_q_max_io())
  *
  * An estimate from above of the memory of one connection: receive ring,
  * request or reply buffers, per-request scatterlists and MRs (page lists)
@@ -200,7 +201,7 @@ static u64 krt_peer_mem_cap(void)
  */
 u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 {
-	u64 pages = DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1;
+	u64 pages = DIV_ROUND_UP(krt_q_max_io(max_io), PAGE_SIZE) + 1;
 	u64 own = min_t(u64, pages, KRT_SG_OWN);
 	/* the few large sets: scatterlist, MR page list, MR */
 	u64 large = (u64)krt_q_nr_large(depth, pages) *
@@ -462,7 +463,7 @@ static int krt_peer_grow_locked(struct krt_peer *peer, u32 n,
 		conn = krt_conn_alloc(peer, i, false);
 		if (!conn)
 			return -ENOMEM;
-		if (krt_mem_charge(conn, NULL, krt_max_io)) {
+		if (krt_mem_charge(conn, NULL, 0)) {
 			krt_conn_put(conn);
 			return -ENOSPC;
 		}
@@ -573,7 +574,7 @@ static int krt_check_conns(u32 conns, u32 have, struct netlink_ext_ack *extack)
 static int krt_check_mem(struct krt_peer *peer, u32 n, u32 depth,
 			 struct netlink_ext_ack *extack)
 {
-	u64 mem = (u64)n * krt_conn_mem(depth, false, krt_max_io);
+	u64 mem = (u64)n * krt_conn_mem(depth, false, 0);
 	u64 have = peer ? atomic64_read(&peer->mem) : 0;
 
 	if (atomic64_read(&krt_mem_all) + mem > krt_mem_budget()) {

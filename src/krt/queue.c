@@ -938,7 +938,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 				   struct krt_device *dev, u32 max_inline)
 {
 	struct krt_queue *q;
-	u32 i, pages;
+	u32 i, pages, max_io;
 	int ret;
 
 	q = krt_fault_connect() ? NULL : kzalloc(sizeof(*q), GFP_KERNEL);
@@ -988,9 +988,10 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 		if (q->iwarp)
 			q->srv_sge_rd = 0;
 	}
-	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(krt_max_io, PAGE_SIZE) + 1);
+	max_io = krt_q_max_io(conn->max_io);
+	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(max_io, PAGE_SIZE) + 1);
 	q->mr_pages = pages;
-	q->max_io = min_t(u32, krt_max_io, (pages - 1) * PAGE_SIZE);
+	q->max_io = min_t(u32, max_io, (pages - 1) * PAGE_SIZE);
 	q->own_pages = min_t(u32, pages, KRT_SG_OWN);
 	q->nr_large = krt_q_nr_large(q->depth, pages);
 
@@ -1076,6 +1077,20 @@ void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_i
 u32 krt_queue_max_io(struct krt_queue *q)
 {
 	return READ_ONCE(q->max_io);
+}
+
+/**
+ * krt_q_max_io() - what a connection's buffers are sized for
+ * @remote: the remote's max IO size, or 0 for the local one
+ *
+ * A server needs no larger scatterlists and MRs than its client may send
+ * requests for: a client of 128 KiB holds no 1 MiB large sets there.
+ *
+ * Return: the smaller of @remote and the local ``max_io``.
+ */
+u32 krt_q_max_io(u32 remote)
+{
+	return min_not_zero(remote, krt_max_io);
 }
 
 /**
