@@ -134,7 +134,10 @@ large_sets() {
 	"$KRTCTL" peer del lg
 }
 large_sets_run() {
-	local w0 d0 s0
+	# 1 MiB buffers; 256 KiB (65 pages: large sets all the same) on a slow
+	# kernel, where rxe moves under a MiB a second (KRT_TIME_SCALE)
+	local w0 d0 s0 lg=1M
+	[ "$KRT_TS" -gt 1 ] && lg=256k
 	check_eq "$(awk '/^lg\// { q = 1; next } /^[^ ]/ { q = 0 }
 		q && ($1 == "own_pages:" || $1 == "large_sets:") { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" \
 		"17/16" "client: own pages/large sets"
@@ -150,16 +153,16 @@ large_sets_run() {
 	run_ok x xfer lg op write size 64k count 64 depth 32 || return 1
 	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "64/0/0" "64 KiB writes"
 	check_eq "$(($(sum_q lg large_waits) - w0))" 0 "64 KiB: waits for a large set"
-	run_ok x xfer lg op write size 1M count 48 depth 32 || return 1
-	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "48/0/0" "1 MiB writes, 32 at once"
+	run_ok x xfer lg op write size $lg count 48 depth 32 || return 1
+	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "48/0/0" "$lg writes, 32 at once"
 	run_ok x xfer lg op read size 300k count 48 depth 32 || return 1
 	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "48/0/0" "300 KiB reads, 32 at once"
 	# small requests go past large ones waiting for a set, at both ends
-	"$KRTCTL" -j xfer lg op write size 1M count 64 depth 32 > "$TMPD/big" 2>&1 &
+	"$KRTCTL" -j xfer lg op write size $lg count 64 depth 32 > "$TMPD/big" 2>&1 &
 	run_ok x xfer lg op read size 4k count 400 depth 16 || return 1
 	wait $!
-	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "400/0/0" "4 KiB reads beside 1 MiB writes"
-	check_eq "$(j big ok)/$(j big mismatches)/$(j big errors)" "64/0/0" "1 MiB writes beside 4 KiB reads"
+	check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "400/0/0" "4 KiB reads beside $lg writes"
+	check_eq "$(j big ok)/$(j big mismatches)/$(j big errors)" "64/0/0" "$lg writes beside 4 KiB reads"
 	check_eq "$(($(sum_q lg reqs_sent) - s0))" 624 "requests sent"
 	check_eq "$(sum_q lg waiting)/$(sum_q lg inflight)" "0/0" "waiting/in flight after"
 	[ "$(($(sum_q lg large_waits) - w0))" -gt 0 ] || fail "the client never waited for a large set"

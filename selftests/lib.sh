@@ -181,10 +181,23 @@ wait_peer() {
 	busywait "${4:-30000}" bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
 }
 
+# load_krt [PARAM=VALUE...]: insmod krt.ko unless loaded.  On a slow
+# kernel (KRT_TIME_SCALE > 1) the default heartbeat interval and request
+# deadline scale too, unless given: on the KASAN kernel under TCG rdma_rxe
+# moves under a MiB a second, a burst of 1 MiB transfers holds a CPU in
+# softirq for seconds (heartbeat answers on every connection of the node
+# wait longer than 500 ms x 4) and queues requests for more than 30 s
+# (Documentation/testing.rst).
 load_krt() {
+	local a=() p
 	modprobe -q rdma_cm || { fail "modprobe rdma_cm"; return 1; }
 	krt_loaded && return 0
-	insmod "$KRT_KO" "$@" || { fail "insmod krt.ko $*"; return 1; }
+	if [ "$KRT_TS" -gt 1 ]; then
+		for p in hb_ms=500 req_timeout_ms=30000; do
+			[[ " $* " == *" ${p%=*}="* ]] || a+=("${p%=*}=$((${p#*=} * KRT_TS))")
+		done
+	fi
+	insmod "$KRT_KO" "$@" "${a[@]}" || { fail "insmod krt.ko $* ${a[*]}"; return 1; }
 }
 
 unload_krt() {
