@@ -91,7 +91,7 @@ listener_addr() {
 	ip addr del $A/24 dev $BOND || { fail "ip addr del"; return 1; }
 	kill -0 "$p1" 2> /dev/null || fail "the load ended before the address went"
 	t=$SECONDS
-	busywait 30000 bash -c "[ \"\$($KRTCTL -j peer show lk | jq -r '.[0].conns_up')\" = 0 ]" ||
+	busywait $((30000 * KRT_TS)) bash -c "[ \"\$($KRTCTL -j peer show lk | jq -r '.[0].conns_up')\" = 0 ]" ||
 		fail "connections still up without the address: $("$KRTCTL" peer show lk)"
 	diag "no connection up $((SECONDS - t)) s after the address went: $("$KRTCTL" -j peer show lk | jq -c '.[0] | {state, last_error}')"
 	check_eq "$("$KRTCTL" -j listen show | jq -r --arg a $A '[.[] | select(.addr == $a)] | length')" 1 \

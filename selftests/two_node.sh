@@ -167,7 +167,7 @@ remote_reload() {
 		wait_peer_up n1 4 || fail "n1 not back: $("$KRTCTL" conn show peer n1)"
 		diag "n1 back $((SECONDS - t0)) s after the reload"
 		[ "$(peer_json n1 node_id)" != "$old_id" ] || fail "node id of the new incarnation not learnt"
-		busywait 30000 bash -c "[ \$($KRTCTL -j peer show | jq '[.[] | select(.direction == \"inbound\")] | length') -le 1 ]" ||
+		busywait $((30000 * KRT_TS)) bash -c "[ \$($KRTCTL -j peer show | jq '[.[] | select(.direction == \"inbound\")] | length') -le 1 ]" ||
 			fail "old inbound peers stay: $("$KRTCTL" peer show)"
 	else
 		barrier load_running || return 1

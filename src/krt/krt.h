@@ -304,9 +304,9 @@ struct krt_conn_fi {
  * @hb_ms: heartbeat interval the connection uses (from the peer or the
  *	remote's private data); set before the queue starts
  * @hb_misses: heartbeats missed before the connection is reset
- * @max_io: inbound: the client's max IO size, which bounds what its queue
- *	sizes its buffers' scatterlists and MRs for; 0 on the client side
- *	(the local ``max_io``); set before the queue is created
+ * @max_io: inbound: the smaller of the client's max IO size and the local
+ *	one, which its queue sizes scatterlists and MRs for; 0 on the client
+ *	side (the local ``max_io``); set before the queue is created
  * @in_entry: inbound: in the list of every inbound connection; krt_in_lock
  * @st: counters and histograms, across reconnects
  * @qp_id: the cm id whose QP @q, @cq, @pd and @dev belong to; krt_pool_lock

@@ -188,9 +188,9 @@ static u64 krt_peer_mem_cap(void)
  * krt_conn_mem() - what a connection of a given depth holds, in bytes
  * @depth: queue depth
  * @inbound: server side (larger work requests)
- * @max_io: largest data buffer the connection may carry: the remote's, or
- *	the local max_io; MRs and scatterlists are sized for the smaller of
- *	it and the local max_io (krt_q_max_io())
+ * @max_io: largest data buffer the remote may send (a server's client), or
+ *	0 for the local max_io; MRs and scatterlists are sized for the
+ *	smaller of it and the local max_io (krt_q_max_io())
  *
  * An estimate from above of the memory of one connection: receive ring,
  * request or reply buffers, per-request scatterlists and MRs (page lists)

@@ -378,7 +378,7 @@ void krt_q_large_put(struct krt_queue *q, struct krt_large *l)
 /**
  * krt_q_nr_large() - large sets of a queue
  * @depth: its depth
- * @pages: pages of its largest buffer (the local max_io's, plus one)
+ * @pages: pages of its largest buffer (its max_io's, plus one)
  *
  * Buffers of up to KRT_SG_OWN pages use a slot's or server request's own
  * scatterlist and MR; larger ones one of these few sets, so that a deep
@@ -1081,7 +1081,7 @@ u32 krt_queue_max_io(struct krt_queue *q)
 
 /**
  * krt_q_max_io() - what a connection's buffers are sized for
- * @remote: the remote's max IO size, or 0 for the local one
+ * @remote: the remote's max IO size, or 0 for the local one only
  *
  * A server needs no larger scatterlists and MRs than its client may send
  * requests for: a client of 128 KiB holds no 1 MiB large sets there.
@@ -1090,7 +1090,7 @@ u32 krt_queue_max_io(struct krt_queue *q)
  */
 u32 krt_q_max_io(u32 remote)
 {
-	return min_not_zero(remote, krt_max_io);
+	return remote ? min(remote, krt_max_io) : krt_max_io;
 }
 
 /**
