@@ -11,11 +11,6 @@
 A=""	# the rxe device's address
 
 dp() { awk -v f="$1:" '$1 == f { print $2 }' "$KRT_DBG/dp"; }
-# sum_q PEER FIELD: a queue counter summed over the peer's connections
-sum_q() {
-	awk -v p="$1/" -v f="$2:" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 }
-		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
-}
 # run_ok OUT ARGS...: krtctl -j ARGS succeeds, JSON in $TMPD/OUT
 # run_fail OUT ARGS...: krtctl -j ARGS exits 1 (requests failed)
 run_fail() {

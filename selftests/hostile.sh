@@ -234,11 +234,6 @@ depth_capped() {
 # A client's queue on the server is sized for the client's max_io, not
 # the local one: 128 KiB gets 33-page large sets, 64 KiB none (its own
 # 17-page sets cover it), and is charged less.
-# conn_field CONN FIELD: a field of one connection in debugfs conns
-conn_field() {
-	awk -v c="$1:" -v f="$2:" '$1 == c { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == f { print $2 }' \
-		"$KRT_DBG/conns"
-}
 inbound_sized_for_max_io() {
 	local m want in=in-4b52540000000dd2-0 mem="" prev=0
 	set_param max_inbound_depth 32 || return 1
@@ -248,7 +243,7 @@ inbound_sized_for_max_io() {
 		fz_bg hold connect "$A" $PORT depth=32 credits=32 max_io=$m node=0x4b52540000000dd2 hold=60
 		busywait 20000 bash -c "[ \$(grep -cE '^(accepted|rejected|error)' $TMPD/hold) -ge 1 ]"
 		if check_eq "$(field "$TMPD/hold" max_io)" $m "max_io $m granted"; then
-			check_eq "$(conn_field "$in/0" mr_pages)/$(conn_field "$in/0" own_pages)/$(conn_field "$in/0" large_sets)" \
+			check_eq "$(sum_q "$in" mr_pages)/$(sum_q "$in" own_pages)/$(sum_q "$in" large_sets)" \
 				"$want" "max_io $m: MR pages/own pages/large sets"
 			mem=$("$KRTCTL" -j peer show "$in" | jq -r '.[0].mem')
 			[ "$mem" -gt "$prev" ] 2> /dev/null || fail "max_io $m charged ${mem:-?} B, not more than $prev B"

@@ -172,11 +172,17 @@ busywait() {
 
 krt_loaded() { [ -d /sys/module/krt ]; }
 
-# wait_peer NAME STATE UP [MS]: until the peer is in STATE with UP
-# connections up (default 30 s)
 # sum_all FIELD: a queue counter summed over every connection (both ends)
 sum_all() { awk -v f="$1:" '$1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"; }
+# sum_q PEER FIELD: a queue field summed over the peer's connections (of
+# a peer of one connection: its value)
+sum_q() {
+	awk -v p="$1/" -v f="$2:" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 }
+		q && $1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"
+}
 
+# wait_peer NAME STATE UP [MS]: until the peer is in STATE with UP
+# connections up (default 30 s)
 wait_peer() {
 	busywait "${4:-30000}" bash -c "[ \"\$($KRTCTL -j peer show $1 | jq -r '.[0].state + \" \" + (.[0].conns_up|tostring)')\" = '$2 $3' ]"
 }
