@@ -172,6 +172,33 @@ busywait() {
 
 krt_loaded() { [ -d /sys/module/krt ]; }
 
+# Kernel time.  trace_on EVENT...: clear the trace buffer and record krt's
+# tracepoints EVENT...; trace_off EVENT...: stop.  kmsg_ms FILE RE and
+# trace_ms FILE RE: the time (ms, local clock, as printk stamps and the
+# default trace clock both use) of the first line of saved dmesg or trace
+# output matching RE.  Timing read from the kernel's own stamps leaves out
+# the test's polling, which takes seconds under TCG.
+TRACEFS=/sys/kernel/tracing
+trace_on() {
+	local e
+	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2> /dev/null ||
+		{ fail "cannot mount tracefs"; return 1; }
+	echo > $TRACEFS/trace
+	for e; do
+		echo 1 > "$TRACEFS/events/krt/$e/enable" || { fail "trace event $e"; return 1; }
+	done
+}
+trace_off() {
+	local e
+	for e; do echo 0 > "$TRACEFS/events/krt/$e/enable"; done
+}
+kmsg_ms() {
+	grep -m1 -e "$2" "$1" | sed -n 's/^\[ *\([0-9]*\)\.\([0-9]\{3\}\).*/\1\2/p' | sed 's/^0*\(.\)/\1/'
+}
+trace_ms() {
+	grep -m1 -e "$2" "$1" | sed -n 's/.* \([0-9]*\)\.\([0-9]\{3\}\)[0-9]*: krt_.*/\1\2/p' | sed 's/^0*\(.\)/\1/'
+}
+
 # sum_all FIELD: a queue counter summed over every connection (both ends)
 sum_all() { awk -v f="$1:" '$1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"; }
 # sum_q PEER FIELD: a queue field summed over the peer's connections (of
