@@ -236,7 +236,7 @@ connect() {
 # request's error, not the connection's).
 register() {
 	capable || return $?
-	local FR=/sys/kernel/debug/krt/fault/register op out resets
+	local FR=/sys/kernel/debug/krt/fault/register SD=/sys/module/krt/parameters/srv_direct op sd out resets
 	[ -d "$FR" ] || { fail "no $FR on a fault-injection kernel"; return 1; }
 	"$KRTCTL" listen del "$A" > /dev/null 2>&1
 	"$KRTCTL" listen add "$A" || { fail "listen add"; return 1; }
@@ -248,14 +248,21 @@ register() {
 	echo 5 > "$FR/interval"
 	echo -1 > "$FR/times"
 	echo 100 > "$FR/probability"
-	for op in read write; do
-		out=$("$KRTCTL" -j xfer rg op $op size 64k count 40 threads 2 depth 4 2> "$TMPD/err")
-		check_eq "$(jq -r '"\(.ok + .errors)/\(.double_completions)/\(.mismatches)"' <<< "$out")" \
-			"40/0/0" "$op: every request completed once"
-		[ "$(jq -r '.errors' <<< "$out")" -gt 0 ] || fail "$op: no request saw a registration failure: $out"
-		[ "$(jq -r '.ok' <<< "$out")" -gt 0 ] || fail "$op: no request went through: $out"
-		diag "$op under fault/register: $(jq -c '{ok, errors}' <<< "$out")"
+	# the server's transfers without an MR (srv_direct, the default) and
+	# through one (its ib_map_mr_sg)
+	for sd in Y N; do
+		echo $sd > "$SD"
+		for op in read write; do
+			out=$("$KRTCTL" -j xfer rg op $op size 64k count 40 threads 2 depth 4 2> "$TMPD/err")
+			check_eq "$(jq -r '"\(.ok + .errors)/\(.double_completions)/\(.mismatches)"' <<< "$out")" \
+				"40/0/0" "$op, srv_direct=$sd: every request completed once"
+			[ "$(jq -r '.errors' <<< "$out")" -gt 0 ] ||
+				fail "$op, srv_direct=$sd: no request saw a registration failure: $out"
+			[ "$(jq -r '.ok' <<< "$out")" -gt 0 ] || fail "$op, srv_direct=$sd: no request went through: $out"
+			diag "$op, srv_direct=$sd, under fault/register: $(jq -c '{ok, errors}' <<< "$out")"
+		done
 	done
+	echo Y > "$SD"
 	echo 0 > "$FR/probability"
 	echo 1 > "$FR/interval"
 	out=$("$KRTCTL" -j xfer rg op read size 64k count 20 depth 4) || fail "xfer after: $out"

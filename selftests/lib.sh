@@ -172,18 +172,22 @@ busywait() {
 
 krt_loaded() { [ -d /sys/module/krt ]; }
 
-# Kernel time.  trace_on EVENT...: clear the trace buffer and record krt's
-# tracepoints EVENT...; trace_off EVENT...: stop.  kmsg_ms FILE RE and
-# trace_ms FILE RE: the time (ms, local clock, as printk stamps and the
-# default trace clock both use) of the first line of saved dmesg or trace
-# output matching RE.  Timing read from the kernel's own stamps leaves out
-# the test's polling, which takes seconds under TCG.
+# Kernel time, in one clock: the trace buffer's.  trace_on EVENT...: clear
+# the trace buffer and record krt's tracepoints EVENT...; trace_off
+# EVENT...: stop.  stamp TEXT: a line in the trace buffer (trace_marker)
+# and in dmesg.  trace_ms FILE RE [last]: the time in ms of the first (or
+# last) line of saved trace output matching RE.  Timing read from the
+# kernel's own stamps leaves out the test's polling, which takes seconds
+# under TCG; the trace buffer, unlike dmesg, neither rate-limits krt's
+# lines nor loses them when the log ring wraps, and printk's clock may
+# differ from the trace clock.
 TRACEFS=/sys/kernel/tracing
 trace_on() {
 	local e
 	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2> /dev/null ||
 		{ fail "cannot mount tracefs"; return 1; }
 	echo > $TRACEFS/trace
+	echo 1 > $TRACEFS/tracing_on
 	for e; do
 		echo 1 > "$TRACEFS/events/krt/$e/enable" || { fail "trace event $e"; return 1; }
 	done
@@ -192,11 +196,12 @@ trace_off() {
 	local e
 	for e; do echo 0 > "$TRACEFS/events/krt/$e/enable"; done
 }
-kmsg_ms() {
-	grep -m1 -e "$2" "$1" | sed -n 's/^\[ *\([0-9]*\)\.\([0-9]\{3\}\).*/\1\2/p' | sed 's/^0*\(.\)/\1/'
+stamp() {
+	echo "$*" > $TRACEFS/trace_marker
+	echo "krt-selftest: $*" > /dev/kmsg
 }
 trace_ms() {
-	grep -m1 -e "$2" "$1" | sed -n 's/.* \([0-9]*\)\.\([0-9]\{3\}\)[0-9]*: krt_.*/\1\2/p' | sed 's/^0*\(.\)/\1/'
+	grep -e "$2" "$1" | if [ "${3:-}" = last ]; then tail -1; else head -1; fi | sed -n 's/.* \([0-9]*\)\.\([0-9]\{3\}\)[0-9]*: [a-z_]*: .*/\1\2/p' | sed 's/^0*\(.\)/\1/'
 }
 
 # sum_all FIELD: a queue counter summed over every connection (both ends)

@@ -14,7 +14,7 @@
 #include "queue.h"
 #include "trace.h"
 
-/* Check every inline SEND's address (on in debug builds). */
+/* Server transfers without an MR where they fit: krt_sreq_direct(). */
 static bool krt_srv_direct = true;
 module_param_named(srv_direct, krt_srv_direct, bool, 0644);
 MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs of 16 entries by DMA address, without an MR (default: Y; N: REG_MR and LOCAL_INV for each)");
