@@ -153,7 +153,7 @@ heartbeat() {
 	wait_peer hb active 1 || { fail "hb not up"; return 1; }
 	sleep 2		# idle: heartbeats go and come back, nothing resets
 	check_eq "$(conns_up hb)" 1 "idle connection with heartbeats"
-	h0=$(awk '/^hb\// { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns")
+	h0=$(sum_q hb heartbeats)
 	[ "${h0:-0}" -gt 3 ] || fail "heartbeats sent while idle: ${h0:-0}"
 	check_eq "$("$KRTCTL" -j conn show peer hb | jq -r '.[0].reason // ""')" "" "no failure before"
 	# timed in the trace buffer, not by this script's polling (slow when
@@ -198,11 +198,10 @@ heartbeat() {
 # reads from a client with more large sets (16, depth 64) than the server
 # grants (8, depth 32), so that 8 requests wait at the server for a set
 # while the stall holds the other 8: the heartbeats must not wait with them.
-hb_count() { awk -v p="$1/" 'index($0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 } q && $1 == "heartbeats:" { print $2 }' "$KRT_DBG/conns"; }
 stall_reads() {
 	local name=$1 size=$2 n=$3 r0 h0 h1 w0 l0 t0 dt
 	r0=$(dp resets)
-	h0=$(hb_count "$name")
+	h0=$(sum_q "$name" heartbeats)
 	w0=$(sum_all sq_waits)
 	l0=$(sum_all large_deferred)
 	# 3 s: five times the client's heartbeat bound (600 ms), twice the server's
@@ -217,7 +216,7 @@ stall_reads() {
 		"$size: transfers waited for SQ room"
 	check_eq "$(($(dp resets) - r0))" 0 "$size: connections reset during the stall"
 	check_eq "$("$KRTCTL" -j conn show peer "$name" | jq -r '.[0].reason // ""')" "" "$name failure reason"
-	h1=$(hb_count "$name")
+	h1=$(sum_q "$name" heartbeats)
 	diag "$size: stall of 3000 ms, reads took $dt ms, heartbeats $h0 -> $h1, requests deferred for a large set $(($(sum_all large_deferred) - l0))"
 	[ $((h1 - h0)) -ge 3 ] || fail "$size: heartbeats sent during the stall: $((h1 - h0))"
 }
