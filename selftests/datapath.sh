@@ -112,6 +112,54 @@ srv_paths() {
 	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the case"
 }
 
+# A write whose message and data fit in what the server offered
+# (inline_data, 4048 bytes by default; xfer's message is 12 bytes) goes
+# with its data in the request: no MR on the client, no RDMA READ by the
+# server, which copies the data out of the request (and the test service
+# checks its pattern).  A larger one, every one while inline_data is 0 on
+# the client, and every one on a connection whose server offered 0, take
+# the MR path.
+inline_counts() {
+	echo "$(($(sum_all inline_writes) - i0))/$(($(sum_all srv_inline) - s0))/$(($(sum_all srv_direct) + $(sum_all srv_mr) - d0))"
+}
+inline_writes() {
+	local p=/sys/module/krt/parameters/inline_data i0 s0 d0 r0 sz
+	check_eq "$(cat $p)" 4048 "inline_data default"
+	check_eq "$(qfield dp 0 inline_data)" 4048 "the server's offer, as the client has it"
+	r0=$(dp resets)
+	i0=$(sum_all inline_writes)
+	s0=$(sum_all srv_inline)
+	d0=$(($(sum_all srv_direct) + $(sum_all srv_mr)))
+	# odd first offsets, every other one past the middle of its page: 3000
+	# and 4036 bytes span two pages on the client, 4036 often on the server
+	for sz in 1 511 3000 4036; do
+		run_ok x xfer dp op write size $sz count 10 depth 4
+		check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" "10/0/0" "inline write $sz"
+	done
+	check_eq "$(inline_counts)" "40/40/0" "writes sent/served inline, server transfers"
+	run_ok x xfer dp op write size 4037 count 10 depth 4
+	check_eq "$(j x ok)/$(j x mismatches)" "10/0" "write 4037 (over the offer with its message)"
+	check_eq "$(inline_counts)" "40/40/10" "4037: sent/served inline, server transfers"
+	echo 0 > $p
+	run_ok x xfer dp op write size 511 count 10 depth 4
+	check_eq "$(j x ok)/$(j x mismatches)" "10/0" "write 511 with inline_data=0"
+	check_eq "$(inline_counts)" "40/40/20" "inline_data=0: sent/served inline, server transfers"
+	# a server offers what inline_data was when it accepted
+	"$KRTCTL" peer add ni addr "$A" conns 1 depth 8 || fail "peer add ni"
+	wait_peer ni active 1 || fail "ni not up"
+	echo 4048 > $p
+	check_eq "$(qfield ni 0 inline_data)" 0 "offer of a server with inline_data=0"
+	run_ok x xfer ni op write size 511 count 10 depth 4
+	check_eq "$(j x ok)/$(j x mismatches)" "10/0" "write 511 to a server that offered 0"
+	check_eq "$(qfield ni 0 inline_writes)/$(inline_counts)" "0/40/40/30" \
+		"offer 0: ni's inline, all sent/served inline, server transfers"
+	# and inline again where it was offered (ni's counters still count)
+	run_ok x xfer dp op write size 511 count 10 depth 4
+	check_eq "$(inline_counts)" "50/50/30" "inline_data back: sent/served inline, server transfers"
+	"$KRTCTL" peer del ni
+	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the case"
+}
+
 # A buffer of up to 17 pages (64 KiB at any offset) uses its slot's or
 # server request's own scatterlist and MR; a larger one one of the queue's
 # few large sets (a quarter of the depth, at least 8).  A client with more
@@ -275,9 +323,10 @@ malformed() {
 	wait_peer mf active 8 || { fail "mf not up"; return 1; }
 	up=8
 	# requests corrupted: magic, version, length, opcode, data length,
-	# credits; with noretry the request fails, else it is re-sent on
-	# another connection; the reset connection comes back either way
-	for k in 1 2 3 4 5 6; do
+	# credits, inline data of no write, inline data over the message; with
+	# noretry the request fails, else it is re-sent on another connection;
+	# the reset connection comes back either way
+	for k in 1 2 3 4 5 6 7 8; do
 		m0=$(dp malformed)
 		echo $k > "$KRT_DBG/fault/corrupt_msg"
 		run_fail x ping mf count 1 timeout 60000 noretry
@@ -416,6 +465,7 @@ run_case api_contract_from_a_ulp api_contract
 run_case check_inline_checks_every_inline_send inline_checked
 run_case local_invalidate_path local_invalidate
 run_case server_transfers_with_and_without_mr srv_paths
+run_case small_writes_inline_data inline_writes
 run_case large_buffers_share_few_large_sets large_sets
 run_case concurrency_8_threads_exactly_once concurrency
 run_case backpressure_depth_4_no_rnr backpressure

@@ -41,7 +41,10 @@ declare -A WHY=([bad_magic]="bad magic" [bad_version]="unknown version"
 	[data_len_zero]="data length over the max IO size"
 	[data_fields_without_data]="data fields without data"
 	[credits_overflow]="more credits than receive buffers"
-	[heartbeat_with_data]="heartbeat with data")
+	[heartbeat_with_data]="heartbeat with data"
+	[inline_no_write]="inline data of no write" [inline_with_rkey]="inline data of no write"
+	[inline_over_message]="inline data over the message"
+	[inline_over_offer]="inline data over the offer")
 declare -A RWHY=([tag_out_of_range]="reply tag out of range"
 	[wrong_generation]="reply for no request" [duplicate_reply]="reply for no request"
 	[reply_with_flags]="flags in a reply" [credits_overflow]="more credits than receive buffers"
@@ -350,12 +353,17 @@ impersonation() {
 # header_case CASE: a crafted request on an accepted connection: one reset,
 # counted once as malformed, krt's MRs back to their baseline
 header_case() {
-	local k=$1 m0 r0 mr0
+	local k=$1 m0 r0 mr0 old
 	m0=$(dp malformed)
 	r0=$(dp resets)
 	mr0=$(krt_mrs)
 	dmesg_mark
+	# 8 bytes of inline data offered, 16 sent
+	old=$(cat $PARAMS/inline_data)
+	[ "$k" = inline_over_offer ] && echo 8 > $PARAMS/inline_data
 	fz out send "$A" $PORT "$k" wait=5
+	echo "$old" > $PARAMS/inline_data
+	[ "$k" = inline_over_offer ] && check_eq "$(field "$TMPD/out" inline_data)" 8 "$k: krt's offer"
 	check_eq "$(grep '^result' "$TMPD/out" | awk '{ print $3 }')" reset "$k: krt resets the connection"
 	check_eq "$(($(dp malformed) - m0))" 1 "$k: dp malformed"
 	check_eq "$(($(dp resets) - r0))" 1 "$k: dp resets"
@@ -640,11 +648,11 @@ leftovers() {
 
 HEADER_CASES="bad_magic bad_version short len_mismatch bad_opcode unknown_flags inv_without_data
 	read_and_write data_len_over data_len_zero data_fields_without_data credits_overflow
-	heartbeat_with_data"
+	heartbeat_with_data inline_no_write inline_with_rkey inline_over_message inline_over_offer"
 SERVER_CASES="tag_out_of_range wrong_generation duplicate_reply reply_with_flags credits_overflow
 	foreign_inv request_to_client reply_short"
 
-ktap_plan $((18 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
+ktap_plan $((19 + $(echo $HEADER_CASES | wc -w) + $(echo $SERVER_CASES | wc -w)))
 run_case setup setup
 run_case malformed_private_data_rejected_counted malformed_private_data
 run_case private_data_edges_accepted_bounded private_data_edges
@@ -661,6 +669,7 @@ for k in $HEADER_CASES; do
 done
 run_case header_valid_unknown_service_answered header_valid valid -93
 run_case header_heartbeat_answered header_valid heartbeat 0
+run_case header_inline_write_answered header_valid inline_valid -93
 run_case server_valid_replies_work server_valid
 for k in $SERVER_CASES; do
 	run_case "reply_$k" server_case "$k"

@@ -112,7 +112,7 @@ static_assert(sizeof(struct krt_cm_req) == 40, "connect data v2 is 40 bytes");
 struct krt_cm_rep {
 	__be32	magic;
 	__be16	version;
-	__be16	reserved;
+	__be16	inline_data;	/* v2: message + write data one request may carry */
 	__be64	node_id;
 	__be32	depth;		/* granted */
 	__be32	credits;	/* the server's posted receives */
@@ -144,7 +144,8 @@ enum {
 #define KRT_MF_WRITE	0x2	/* server RDMA-READs from addr/rkey */
 #define KRT_MF_INV	0x4	/* reply with SEND_WITH_INV of rkey */
 #define KRT_MF_RESENT	0x8	/* v2: sent before on a failed connection */
-#define FZ_MF_UNKNOWN	0x10	/* the lowest flag no version defines */
+#define KRT_MF_INLINE	0x10	/* v2: write data follows the message */
+#define FZ_MF_UNKNOWN	0x20	/* the lowest flag no version defines */
 
 #define KRT_SERVICE_HB		0	/* heartbeat, answered by krt itself */
 #define KRT_SERVICE_TEST	1	/* krt's test service */
@@ -262,7 +263,8 @@ static void fz_usage(void)
 		"send cases: bad_magic bad_version short len_mismatch bad_opcode unknown_flags\n"
 		"        inv_without_data read_and_write data_len_over data_len_zero\n"
 		"        data_fields_without_data credits_overflow heartbeat_with_data\n"
-		"        valid heartbeat withhold_credits return_credits\n"
+		"        valid heartbeat withhold_credits return_credits inline_no_write\n"
+		"        inline_with_rkey inline_over_message inline_over_offer inline_valid\n"
 		"server cases: tag_out_of_range wrong_generation duplicate_reply\n"
 		"        reply_with_flags credits_overflow foreign_inv request_to_client\n"
 		"        reply_short valid lend_rkey steal_rkey\n");
@@ -395,7 +397,7 @@ struct fz_conn {
 	__u8			*data;
 	size_t			data_size;
 	/* from the accept (client) or what we granted (server) */
-	__u32			depth, rcredits, max_io;
+	__u32			depth, rcredits, max_io, inline_data;
 	unsigned long long	node;
 	/* the remote's connect data (server) */
 	struct krt_cm_req	req;
@@ -657,7 +659,7 @@ static void fill_hdr(struct krt_msg_hdr *h, __u8 opcode, __u16 flags, unsigned i
 static const char *check_msg(struct fz_conn *c, const struct krt_msg_hdr *h,
 			     unsigned int bytes, __u8 want_op)
 {
-	__u16 known = pv_ver >= 2 ? 0xf : 0x7;
+	__u16 known = pv_ver >= 2 ? 0x1f : 0x7;
 
 	if (bytes < pv_hdr_len)
 		return "shorter than a header";
@@ -858,6 +860,7 @@ static void client_established(struct fz_conn *c, struct fz_event *ev)
 	c->depth = be32toh(rep.depth);
 	c->rcredits = be32toh(rep.credits);
 	c->max_io = be32toh(rep.max_io);
+	c->inline_data = be16toh(rep.inline_data);
 	c->node = be64toh(rep.node_id);
 	if (be32toh(rep.magic) != KRT_CM_MAGIC)
 		bad = "magic";
@@ -869,6 +872,7 @@ static void client_established(struct fz_conn *c, struct fz_event *ev)
 	c->max_credits = c->rcredits;
 	printf("accepted depth=%u credits=%u max_io=%u node=0x%016llx conn=%u pool=%u index=%u",
 	       c->depth, c->rcredits, c->max_io, c->node, c->nr, c->pool, c->index);
+	printf(" inline_data=%u", c->inline_data);
 	if (bad)
 		printf(" bad_accept=%s(version=%u)", bad, be16toh(rep.version));
 	printf("\n");
@@ -1047,7 +1051,8 @@ enum fz_send_case {
 	S_UNKNOWN_FLAGS, S_INV_WITHOUT_DATA, S_READ_AND_WRITE, S_DATA_LEN_OVER,
 	S_DATA_LEN_ZERO, S_DATA_FIELDS_WITHOUT_DATA, S_CREDITS_OVERFLOW,
 	S_HEARTBEAT_WITH_DATA, S_VALID, S_HEARTBEAT, S_WITHHOLD_CREDITS,
-	S_RETURN_CREDITS, NR_SEND_CASES
+	S_RETURN_CREDITS, S_INLINE_NO_WRITE, S_INLINE_WITH_RKEY, S_INLINE_OVER_MESSAGE,
+	S_INLINE_OVER_OFFER, S_INLINE_VALID, NR_SEND_CASES
 };
 
 static const char * const send_case_names[NR_SEND_CASES] = {
@@ -1055,7 +1060,8 @@ static const char * const send_case_names[NR_SEND_CASES] = {
 	"unknown_flags", "inv_without_data", "read_and_write", "data_len_over",
 	"data_len_zero", "data_fields_without_data", "credits_overflow",
 	"heartbeat_with_data", "valid", "heartbeat", "withhold_credits",
-	"return_credits",
+	"return_credits", "inline_no_write", "inline_with_rkey", "inline_over_message",
+	"inline_over_offer", "inline_valid",
 };
 
 static void send_wc(struct fz_conn *c, struct ibv_wc *wc)
@@ -1165,10 +1171,33 @@ static unsigned int craft_req(struct fz_conn *c, enum fz_send_case k, __u8 *buf,
 	case S_HEARTBEAT_WITH_DATA:
 		snprintf(what, wlen, "a heartbeat (service 0) with %u bytes of payload", plen);
 		break;
+	case S_INLINE_NO_WRITE:
+		h.flags = htobe16(KRT_MF_INLINE);
+		snprintf(what, wlen, "flags INLINE without WRITE, no data_len");
+		break;
+	case S_INLINE_WITH_RKEY:
+		h.flags = htobe16(KRT_MF_WRITE | KRT_MF_INLINE);
+		h.data_len = htobe32(8);
+		snprintf(what, wlen, "WRITE|INLINE of the last 8 payload bytes, addr and rkey set");
+		break;
+	case S_INLINE_OVER_MESSAGE:
+		h.flags = htobe16(KRT_MF_WRITE | KRT_MF_INLINE);
+		h.data_len = htobe32(plen + 1);
+		snprintf(what, wlen, "WRITE|INLINE of data_len %u, %u bytes after the header",
+			 plen + 1, plen);
+		break;
+	case S_INLINE_OVER_OFFER:
+	case S_INLINE_VALID:
+		h.flags = htobe16(KRT_MF_WRITE | KRT_MF_INLINE);
+		h.data_len = htobe32(8);
+		snprintf(what, wlen, "WRITE|INLINE of the last 8 of %u bytes (offer %u)",
+			 plen, c->inline_data);
+		break;
 	default:
 		break;
 	}
-	if (be16toh(h.flags) & (KRT_MF_READ | KRT_MF_WRITE) || h.data_len) {
+	if ((be16toh(h.flags) & (KRT_MF_READ | KRT_MF_WRITE) || h.data_len) &&
+	    (k == S_INLINE_WITH_RKEY || !(be16toh(h.flags) & KRT_MF_INLINE))) {
 		h.addr = htobe64((uintptr_t)c->data);
 		h.rkey = htobe32(c->dmr->rkey);
 	}
@@ -1267,7 +1296,7 @@ static int do_send(int argc, char **argv)
 		printf("result %s no-connection\n", send_case_names[k]);
 		return 1;
 	}
-	n = (k == S_VALID || k == S_HEARTBEAT) ? ov(O_N) : 1;
+	n = (k == S_VALID || k == S_HEARTBEAT || k == S_INLINE_VALID) ? ov(O_N) : 1;
 	want = k == S_HEARTBEAT ? 0 : -EPROTONOSUPPORT;
 	if (k == S_WITHHOLD_CREDITS || k == S_RETURN_CREDITS) {
 		replies = send_paced(c, k, &t_wait);
@@ -1284,7 +1313,7 @@ static int do_send(int argc, char **argv)
 			break;
 		if (i == 0)
 			printf("sent %s: %s, %u bytes\n", send_case_names[k], what, bytes);
-		if (k != S_VALID && k != S_HEARTBEAT)
+		if (k != S_VALID && k != S_HEARTBEAT && k != S_INLINE_VALID)
 			break;
 		if (!send_wait_reply(c, ov(O_WAIT))) {
 			printf("note: no reply to request %u\n", i + 1);
@@ -1299,7 +1328,7 @@ static int do_send(int argc, char **argv)
 			printf("note: reply %u differs: want status %d tag 0x%08x req_id 0x%llx\n",
 			       i + 1, want, c->tag_sent, (unsigned long long)c->req_id_sent);
 	}
-	if (k == S_VALID || k == S_HEARTBEAT)
+	if (k == S_VALID || k == S_HEARTBEAT || k == S_INLINE_VALID)
 		printf("replies %u of %u, %u as expected (status %d)\n", replies, n, ok, want);
 	if (k == S_WITHHOLD_CREDITS || k == S_RETURN_CREDITS)
 		printf("replies %u to %llu requests\n", replies, ov(O_N));

@@ -206,6 +206,10 @@ trace_ms() {
 
 # sum_all FIELD: a queue counter summed over every connection (both ends)
 sum_all() { awk -v f="$1:" '$1 == f { s += $2 } END { print s + 0 }' "$KRT_DBG/conns"; }
+# cfield PEER INDEX FIELD: a field of one connection's debugfs state;
+# qfield the same of its queue
+cfield() { awk -v f="$3:" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "$KRT_DBG/peers/$1/conns/$2/state"; }
+qfield() { awk -v f="$3:" '$1 == f { print $2 }' "$KRT_DBG/peers/$1/conns/$2/queue"; }
 # sum_q PEER FIELD: a queue field summed over the peer's connections (of
 # a peer of one connection: its value)
 sum_q() {

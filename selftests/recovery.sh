@@ -270,8 +270,6 @@ dropped_messages() {
 	check_eq "$(j d3 ok)" 50 "pings afterwards"
 }
 
-# cfield PEER INDEX FIELD: a line of peers/PEER/conns/INDEX/state
-cfield() { awk -v f="$3:" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "$KRT_DBG/peers/$1/conns/$2/state"; }
 # dropped_by: fault_dropped of each connection of rc, as "a b c d"
 dropped_by() {
 	local i out=""

@@ -41,7 +41,8 @@ struct krt_conn;
  * enum krt_data_dir - what a request's buffer is for
  * @KRT_DATA_NONE: no buffer
  * @KRT_DATA_READ: the client reads: the server RDMA-WRITEs into the pages
- * @KRT_DATA_WRITE: the client writes: the server RDMA-READs from the pages
+ * @KRT_DATA_WRITE: the client writes: the server RDMA-READs from the pages,
+ *	or a small write's data goes in the request (``inline_data``)
  */
 enum krt_data_dir {
 	KRT_DATA_NONE,

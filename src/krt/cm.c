@@ -17,7 +17,9 @@
  * A request that claims the node, pool and index of a live connection from
  * another address is refused (``KRT_REJ_IDENTITY``).  It accepts with
  * &struct krt_cm_rep (28 bytes: its node id, the depth it granted, its
- * receive credits, the max IO size both use) or rejects with
+ * receive credits, the max IO size both use, and how many bytes of
+ * message and write data it takes in one request, ``inline_data``: 0 from
+ * a server that takes none, which an older one sends) or rejects with
  * &struct krt_cm_rej naming the reason (enum krt_reject_reason), which the
  * active side reports in ``conn show``, ``peer show`` and an event.
  * Malformed private data is counted (debugfs ``cm``) and rejected.
@@ -51,7 +53,7 @@ struct krt_cm_req {
 struct krt_cm_rep {
 	__be32	magic;
 	__be16	version;
-	__be16	reserved;
+	__be16	inline_data;
 	__be64	node_id;
 	__be32	depth;
 	__be32	credits;
@@ -232,13 +234,14 @@ static int krt_cm_connect_request(struct rdma_cm_id *id, struct rdma_cm_event *e
 		goto err_reject;
 	}
 	krt_queue_set_remote(conn->q, be32_to_cpu(req->credits), conn->depth,
-			     be32_to_cpu(req->max_io));
+			     be32_to_cpu(req->max_io), krt_q_inline_offer());
 	rep.magic = cpu_to_be32(KRT_CM_MAGIC);
 	rep.version = cpu_to_be16(KRT_PROTO_VER);
 	rep.node_id = cpu_to_be64(krt_node_id);
 	rep.depth = cpu_to_be32(conn->depth);
 	rep.credits = cpu_to_be32(conn->depth);
 	rep.max_io = cpu_to_be32(krt_queue_max_io(conn->q));
+	rep.inline_data = cpu_to_be16(krt_queue_inline_data(conn->q));
 	param.private_data = &rep;
 	param.private_data_len = sizeof(rep);
 	/* RDMA READs we take as a target, and issue as an initiator */
@@ -382,7 +385,8 @@ static void krt_cm_established(struct krt_conn *conn, struct rdma_cm_id *id,
 		}
 		krt_queue_set_remote(conn->q, be32_to_cpu(rep->credits),
 				     be32_to_cpu(rep->depth),
-				     be32_to_cpu(rep->max_io));
+				     be32_to_cpu(rep->max_io),
+				     be16_to_cpu(rep->inline_data));
 		mutex_lock(&krt_pool_lock);
 		conn->peer->node_id = be64_to_cpu(rep->node_id);
 		mutex_unlock(&krt_pool_lock);

@@ -666,6 +666,8 @@ struct krt_qstats {
 	u64	srv_mr;		/* server transfers through an MR */
 	u64	large_waits;	/* requests that waited for a large set */
 	u64	large_deferred;	/* server requests deferred for one */
+	u64	inline_writes;	/* client writes sent with their data inline */
+	u64	srv_inline;	/* server: writes served from inline data */
 };
 
 /* Global data-path counters (all connections, past and present). */
@@ -694,8 +696,10 @@ void krt_queue_destroy(struct krt_conn *conn);
 void krt_queue_free(struct krt_queue *q);
 void krt_queue_reset(struct krt_queue *q, const char *why);
 void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth,
-			  u32 max_io);
+			  u32 max_io, u32 inline_data);
 u32 krt_queue_max_io(struct krt_queue *q);
+u32 krt_queue_inline_data(struct krt_queue *q);
+u32 krt_q_inline_offer(void);
 void krt_queue_start(struct krt_queue *q);
 void krt_queue_stop(struct krt_queue *q);
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req);

@@ -79,7 +79,8 @@
  * connection goes.  A request with data cannot be given back while the
  * server may still access its pages: the connection is reset, as
  * nvme-rdma does, and the request completes with -ETIMEDOUT once the QP is
- * drained and its MRs are deregistered.
+ * drained and its MRs are deregistered.  A write whose data went inline
+ * exposed no pages (no MR): it times out as a request without data does.
  *
  * Validation: every received message is checked (magic, version, length
  * against the bytes received, opcode for this side, flags, data length
@@ -97,6 +98,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/highmem.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
@@ -107,6 +109,10 @@
 unsigned int krt_max_io = SZ_1M;
 module_param_named(max_io, krt_max_io, uint, 0444);
 MODULE_PARM_DESC(max_io, "Largest data buffer of a request, in bytes (default: 1 MiB)");
+
+static unsigned int krt_inline_data = KRT_MAX_MSG;
+module_param_named(inline_data, krt_inline_data, uint, 0644);
+MODULE_PARM_DESC(inline_data, "Largest client write sent with its data in the request, message included, as nvme-rdma's inline data (bytes, at most 4048; 0: none); a server offers it to connections it accepts from then on (default: 4048)");
 
 static unsigned int krt_large_ios;
 module_param_named(large_ios, krt_large_ios, uint, 0444);
@@ -270,6 +276,43 @@ void krt_q_fill_hdr(struct krt_queue *q, void *buf, u8 opcode,
 	case 6:
 		h->credits = cpu_to_be16(0xffff);
 		break;
+	case 7:
+		h->flags = cpu_to_be16(KRT_MF_INLINE);
+		break;
+	case 8:
+		h->flags = cpu_to_be16(KRT_MF_WRITE | KRT_MF_INLINE);
+		h->data_len = cpu_to_be32(len - sizeof(*h) + 1);
+		break;
+	}
+}
+
+/*
+ * Inline data (%KRT_MF_INLINE): copy @len bytes between @buf and the pages
+ * of @bvec, into the pages if @to_pages.  The segments were checked
+ * (krt_frwr_check()); one may span pages, which are copied one by one.
+ */
+void krt_q_bvec_copy(void *buf, const struct bio_vec *bvec, unsigned int nr,
+		     u32 len, bool to_pages)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr && len; i++) {
+		u32 off = bvec[i].bv_offset, left = min(bvec[i].bv_len, len);
+
+		while (left) {
+			struct page *pg = nth_page(bvec[i].bv_page, off >> PAGE_SHIFT);
+			u32 po = offset_in_page(off);
+			u32 n = min_t(u32, left, PAGE_SIZE - po);
+
+			if (to_pages)
+				memcpy_to_page(pg, po, buf, n);
+			else
+				memcpy_from_page(buf, pg, po, n);
+			buf += n;
+			off += n;
+			left -= n;
+			len -= n;
+		}
 	}
 }
 
@@ -456,6 +499,14 @@ static const char *krt_q_check_hdr(struct krt_queue *q, const struct krt_msg_hdr
 			return "both read and write";
 		if (dir && (!dlen || dlen > q->max_io))
 			return "data length over the max IO size";
+		if (flags & KRT_MF_INLINE) {
+			if (dir != KRT_MF_WRITE || (flags & KRT_MF_INV) || h->addr || h->rkey)
+				return "inline data of no write";
+			if (dlen > bytes - sizeof(*h))
+				return "inline data over the message";
+			if (bytes - sizeof(*h) > q->inline_data)
+				return "inline data over the offer";
+		}
 		if (!dir && (dlen || (flags & KRT_MF_INV)))
 			return "data fields without data";
 		if (be16_to_cpu(h->service) == KRT_SERVICE_HB && (dir || bytes != sizeof(*h)))
@@ -1042,10 +1093,14 @@ err_bufs:
  * @credits: receive buffers the remote posted for us
  * @depth: depth the remote granted (limits our slots)
  * @max_io: the remote's max IO size
+ * @inline_data: bytes of message and write data one request may carry:
+ *	a server's offer (krt_q_inline_offer()), or what a client's server
+ *	offered
  *
  * Called from the cm handler before the connection takes requests.
  */
-void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_io)
+void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_io,
+			  u32 inline_data)
 {
 	struct krt_slot *s, *tmp;
 
@@ -1056,6 +1111,7 @@ void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_i
 	q->nocredit_since = jiffies;
 	q->max_credits = q->credits;
 	q->max_io = min(q->max_io, max_io);
+	q->inline_data = min_t(u32, inline_data, KRT_MAX_MSG);
 	if (!q->server) {
 		/* the last slot granted is the heartbeat's */
 		slots = clamp_t(u32, depth, 1, q->nr_slots);
@@ -1077,6 +1133,28 @@ void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_i
 u32 krt_queue_max_io(struct krt_queue *q)
 {
 	return READ_ONCE(q->max_io);
+}
+
+/**
+ * krt_queue_inline_data() - negotiated bytes of message and inline write data
+ * @q: the queue
+ *
+ * Return: bytes, 0 when writes never carry their data in the request.
+ */
+u32 krt_queue_inline_data(struct krt_queue *q)
+{
+	return READ_ONCE(q->inline_data);
+}
+
+/**
+ * krt_q_inline_offer() - what a server offers for inline write data now
+ *
+ * Return: ``inline_data``, at most %KRT_MAX_MSG (what a receive buffer
+ * holds after the header).
+ */
+u32 krt_q_inline_offer(void)
+{
+	return min_t(u32, READ_ONCE(krt_inline_data), KRT_MAX_MSG);
 }
 
 /**
@@ -1288,6 +1366,7 @@ static const struct {
 	KRT_QSTAT(heartbeats), KRT_QSTAT(hb_timeouts),
 	KRT_QSTAT(doorbells), KRT_QSTAT(wrs), KRT_QSTAT(srv_direct), KRT_QSTAT(srv_mr),
 	KRT_QSTAT(large_waits), KRT_QSTAT(large_deferred),
+	KRT_QSTAT(inline_writes), KRT_QSTAT(srv_inline),
 };
 
 /**
@@ -1308,7 +1387,8 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 		   READ_ONCE(q->nr_waiting), READ_ONCE(q->zombies));
 	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  own_pages: %u\n  large_sets: %u\n",
 		   q->max_io, q->mr_pages, q->own_pages, q->nr_large);
-	seq_printf(m, "  max_inline: %u\n  send_inv: %d\n", q->max_inline, q->send_inv);
+	seq_printf(m, "  max_inline: %u\n  send_inv: %d\n  inline_data: %u\n", q->max_inline,
+		   q->send_inv, q->inline_data);
 	/* every counter is in the table */
 	BUILD_BUG_ON(ARRAY_SIZE(krt_qstat_fields) != sizeof(*st) / sizeof(u64));
 	for (i = 0; i < ARRAY_SIZE(krt_qstat_fields); i++)

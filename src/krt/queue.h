@@ -98,6 +98,8 @@ struct krt_sreq {
 	u8			state;
 	bool			inv;
 	bool			chain;		/* krt_srv_data_reply() */
+	bool			inl;		/* the write's data came inline */
+	bool			inl_taken;	/* krt_srv_data() copied it; q->lock */
 	u32			idx;		/* in q->sreqs */
 	u32			gen;		/* bumped per request; q->lock */
 	u32			tag;
@@ -153,6 +155,8 @@ struct krt_sreq {
  * @large_sgs: their scatterlists, @mr_pages entries each
  * @max_inline: inline data the QP takes
  * @send_inv: the device does SEND_WITH_INV and remote invalidation
+ * @inline_data: bytes of message and write data a request may carry
+ *	(%KRT_MF_INLINE): the server's offer; set before the queue starts
  * @zombies: slots of timed-out requests; q->lock
  * @waiting: requests waiting for room; q->lock
  * @nr_waiting: their number; q->lock
@@ -220,6 +224,7 @@ struct krt_queue {
 	struct scatterlist	*large_sgs;
 	u32			max_inline;
 	bool			send_inv;
+	u32			inline_data;
 	u32			zombies;
 	struct list_head	waiting;
 	u32			nr_waiting;
@@ -297,6 +302,8 @@ static inline bool krt_q_req_large(const struct krt_queue *q, const struct krt_r
 	       (krt_q_needs_large(q, req->nr_bvec) || krt_q_len_needs_large(q, req->data_len));
 }
 
+void krt_q_bvec_copy(void *buf, const struct bio_vec *bvec, unsigned int nr,
+		     u32 len, bool to_pages);
 int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb);
 void krt_q_kick_locked(struct krt_queue *q, struct list_head *done);
 

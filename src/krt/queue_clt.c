@@ -205,15 +205,27 @@ static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
 	return 0;
 }
 
+/*
+ * A client write small enough to go with its data in the request
+ * (%KRT_MF_INLINE): within what the server offered and the local
+ * ``inline_data``.  q->lock held.
+ */
+static bool krt_q_req_inline(const struct krt_queue *q, const struct krt_req *req)
+{
+	return req->dir == KRT_DATA_WRITE &&
+	       req->msg_len + req->data_len <= min(q->inline_data, krt_q_inline_offer());
+}
+
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 {
-	bool hb = req == &q->hb_req, data = req->dir != KRT_DATA_NONE;
+	bool hb = req == &q->hb_req, inl = !hb && krt_q_req_inline(q, req);
+	bool data = req->dir != KRT_DATA_NONE && !inl;
 	struct krt_slot *s = hb ? q->hb_slot :
 		list_first_entry(&q->free_slots, struct krt_slot, entry);
 	struct ib_send_wr wr, *first = &wr;
 	struct ib_reg_wr reg;
 	struct ib_sge sge;
-	u32 len = sizeof(struct krt_msg_hdr) + req->msg_len;
+	u32 len = sizeof(struct krt_msg_hdr) + req->msg_len + (inl ? req->data_len : 0);
 	u16 flags = 0;
 	int ret;
 
@@ -258,6 +270,11 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		flags = req->dir == KRT_DATA_READ ? KRT_MF_READ : KRT_MF_WRITE;
 		if (q->send_inv && READ_ONCE(krt_remote_inv))
 			flags |= KRT_MF_INV;
+	} else if (inl) {
+		/* the data goes in the message: no MR, nothing mapped */
+		s->mr = NULL;
+		s->large = NULL;
+		flags = KRT_MF_WRITE | KRT_MF_INLINE;
 	}
 	if (req->krt_sends++)
 		flags |= KRT_MF_RESENT;
@@ -272,6 +289,14 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	}
 	if (req->msg_len)
 		memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
+	if (inl) {
+		struct krt_msg_hdr *h = s->va;
+
+		h->data_len = cpu_to_be32(req->data_len);
+		krt_q_bvec_copy(s->va + sizeof(*h) + req->msg_len, req->bvec,
+				req->nr_bvec, req->data_len, false);
+		q->stats.inline_writes++;
+	}
 	ib_dma_sync_single_for_device(q->ibdev, s->dma, len, DMA_TO_DEVICE);
 	krt_send_wr(&wr, &sge, &s->send_cqe, s->va, s->dma, len, q->lkey,
 		    len <= q->max_inline);

@@ -98,7 +98,8 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
  */
 static bool krt_q_req_needs_large(const struct krt_queue *q, const struct krt_msg_hdr *h)
 {
-	if (!(be16_to_cpu(h->flags) & (KRT_MF_READ | KRT_MF_WRITE)))
+	if (!(be16_to_cpu(h->flags) & (KRT_MF_READ | KRT_MF_WRITE)) ||
+	    (be16_to_cpu(h->flags) & KRT_MF_INLINE))
 		return false;
 	return krt_q_len_needs_large(q, be32_to_cpu(h->data_len));
 }
@@ -523,8 +524,11 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
 	r->pub.node_id = q->conn->peer->node_id;
 	r->pub.req_id = be64_to_cpu(h->req_id);
 	r->pub.resent = flags & KRT_MF_RESENT;
-	r->pub.msg_len = bytes - sizeof(*h);
-	memcpy(r->msg, (const void *)(h + 1), r->pub.msg_len);
+	/* inline data follows the message; both are copied (checked: it fits) */
+	r->inl = flags & KRT_MF_INLINE;
+	r->inl_taken = false;
+	r->pub.msg_len = bytes - sizeof(*h) - (r->inl ? be32_to_cpu(h->data_len) : 0);
+	memcpy(r->msg, (const void *)(h + 1), bytes - sizeof(*h));
 	r->pub.msg = r->msg;
 	r->pub.dir = flags & KRT_MF_READ ? KRT_DATA_READ :
 		     flags & KRT_MF_WRITE ? KRT_DATA_WRITE : KRT_DATA_NONE;
@@ -632,6 +636,36 @@ static bool krt_sreq_room_locked(const struct krt_queue *q, u8 state)
 }
 
 /*
+ * krt_srv_data() of a write whose data came in its request: copied into
+ * @bvec here, under q->lock (a racing krt_srv_reply() cannot reuse the
+ * copy meanwhile), and @done called before the return: there is no
+ * transfer to wait for.
+ */
+static int krt_sreq_data_inline(struct krt_sreq *r, struct bio_vec *bvec,
+				unsigned int nr_bvec,
+				void (*done)(struct krt_srv_req *sreq, int status))
+{
+	struct krt_queue *q = r->q;
+
+	spin_lock_bh(&q->lock);
+	if (r->state != KRT_SREQ_SERVICE || r->inl_taken) {
+		spin_unlock_bh(&q->lock);
+		return -EINVAL;
+	}
+	if (q->dead) {
+		spin_unlock_bh(&q->lock);
+		return -ECONNRESET;
+	}
+	r->inl_taken = true;
+	krt_q_bvec_copy(r->msg + r->pub.msg_len, bvec, nr_bvec, r->pub.data_len, true);
+	q->stats.srv_inline++;
+	krt_stat_add(q->conn, KRT_A_STAT_SRV_DATA_BYTES_WRITTEN, r->pub.data_len);
+	spin_unlock_bh(&q->lock);
+	done(&r->pub, 0);
+	return 0;
+}
+
+/*
  * krt_srv_data(), and with @ans krt_srv_data_reply(): map and register
  * the buffer, then post the transfer (and the reply) or queue it.
  */
@@ -659,6 +693,8 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 	ret = krt_frwr_check(bvec, nr_bvec, &len, &pages);
 	if (ret || len != sreq->data_len || pages > q->mr_pages)
 		return -EINVAL;
+	if (r->inl)
+		return krt_sreq_data_inline(r, bvec, nr_bvec, done);
 	dir = krt_sreq_dma_dir(sreq->dir);
 	if (krt_fault_register())
 		return -ENOMEM;
@@ -750,12 +786,16 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
  * @bvec: the server's buffer: exactly @sreq->data_len bytes
  * @nr_bvec: segments in @bvec
  * @done: called once when the transfer ended (status 0 or -errno), in
- *	softirq context or from a workqueue; the buffer is free again then
+ *	softirq context or from a workqueue; the buffer is free again then.
+ *	For a write whose data came with its request (inline data, see
+ *	``inline_data``), @done is called before krt_srv_data() returns, in
+ *	the caller's context: hold no lock across the call that @done takes.
  *
  * For a client read (%KRT_DATA_READ) krt RDMA-WRITEs the buffer into the
  * client's pages; for a client write it RDMA-READs the client's pages into
- * the buffer.  At most one transfer per request, before krt_srv_reply().
- * May be called from any context but hardirq or with interrupts disabled.
+ * the buffer, or copies the data that came inline.  At most one transfer
+ * per request, before krt_srv_reply().  May be called from any context but
+ * hardirq or with interrupts disabled.
  *
  * Return: 0 (@done will be called), -EINVAL (no data, wrong length,
  * buffer with gaps or over the MR size, transfer already made),

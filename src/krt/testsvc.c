@@ -626,8 +626,13 @@ static int krt_tthr_init(struct krt_tthr *t, struct krt_trun *run, u32 idx, u32 
 		if (!io->msg || !io->rsp)
 			return -ENOMEM;
 		if (a->op != KRT_TEST_PING) {
-			/* odd offsets, different per buffer */
-			io->bv = krt_buf_alloc(a->size, (idx * 64 + i * 2 + 1) % PAGE_SIZE,
+			/*
+			 * odd offsets, different per buffer; every other
+			 * one in the second half of its page, so that small
+			 * buffers span two pages too
+			 */
+			io->bv = krt_buf_alloc(a->size, (idx * 64 + i * 2 + 1 +
+							 (i & 1) * (PAGE_SIZE / 2)) % PAGE_SIZE,
 					       &io->nr, GFP_KERNEL);
 			if (!io->bv)
 				return -ENOMEM;

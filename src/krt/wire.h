@@ -13,6 +13,13 @@
  * granted since its previous message.  A request's id stays the same when
  * it is re-sent on another connection (%KRT_MF_RESENT).  Service 0 is the
  * heartbeat: a request without data that the server's krt answers at once.
+ *
+ * Inline data: a client write whose message and data together fit in
+ * what the server offered when it accepted (``inline_data`` of
+ * &struct krt_cm_rep, at most %KRT_MAX_MSG) may carry its data in the
+ * request itself, after the message (%KRT_MF_INLINE with %KRT_MF_WRITE;
+ * ``data_len`` counts the data bytes, ``addr`` and ``rkey`` are 0), as nvme-rdma
+ * sends small writes: no MR on the client, no RDMA READ by the server.
  */
 #ifndef _KRT_WIRE_H
 #define _KRT_WIRE_H
@@ -34,7 +41,9 @@ enum krt_msg_op {
 #define KRT_MF_WRITE	0x2	/* server RDMA-READs from addr/rkey */
 #define KRT_MF_INV	0x4	/* reply with SEND_WITH_INV of rkey */
 #define KRT_MF_RESENT	0x8	/* sent before on a connection that failed */
-#define KRT_MF_ALL	(KRT_MF_READ | KRT_MF_WRITE | KRT_MF_INV | KRT_MF_RESENT)
+#define KRT_MF_INLINE	0x10	/* write data follows the message (KRT_MF_WRITE) */
+#define KRT_MF_ALL	(KRT_MF_READ | KRT_MF_WRITE | KRT_MF_INV | KRT_MF_RESENT | \
+			 KRT_MF_INLINE)
 
 /* Service 0 is krt's own heartbeat: answered by krt, status 0, no data. */
 #define KRT_SERVICE_HB	0
@@ -50,9 +59,10 @@ enum krt_msg_op {
  * @service: service id (requests; echoed in replies)
  * @tag: request tag: slot index (low 16 bits), generation (high 16 bits)
  * @status: reply: the service's status, 0 or -errno (s32)
- * @addr: data requests: address of the client's MR
- * @rkey: data requests: its rkey
- * @data_len: data requests: bytes, at most the negotiated max IO size
+ * @addr: data requests: address of the client's MR (0 for inline data)
+ * @rkey: data requests: its rkey (0 for inline data)
+ * @data_len: data requests: bytes, at most the negotiated max IO size;
+ *	with %KRT_MF_INLINE the bytes of data at the end of the message
  * @req_id: requests: the client's request id, echoed in replies
  */
 struct krt_msg_hdr {
