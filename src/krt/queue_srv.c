@@ -98,8 +98,9 @@ static void krt_q_serve(struct krt_queue *q, struct krt_sreq *r,
  */
 static bool krt_q_req_needs_large(const struct krt_queue *q, const struct krt_msg_hdr *h)
 {
-	if (!(be16_to_cpu(h->flags) & (KRT_MF_READ | KRT_MF_WRITE)) ||
-	    (be16_to_cpu(h->flags) & KRT_MF_INLINE))
+	u16 flags = be16_to_cpu(h->flags);
+
+	if (!(flags & (KRT_MF_READ | KRT_MF_WRITE)) || (flags & KRT_MF_INLINE))
 		return false;
 	return krt_q_len_needs_large(q, be32_to_cpu(h->data_len));
 }
@@ -636,6 +637,18 @@ static bool krt_sreq_room_locked(const struct krt_queue *q, u8 state)
 }
 
 /*
+ * May @r move its data now: with its service, no transfer made yet (a
+ * racing krt_srv_reply() may have claimed it), its connection alive?
+ * Caller holds q->lock.  Return: 0, -EINVAL or -ECONNRESET.
+ */
+static int krt_sreq_may_move_locked(const struct krt_queue *q, const struct krt_sreq *r)
+{
+	if (r->state != KRT_SREQ_SERVICE || r->sgl || r->inl_taken)
+		return -EINVAL;
+	return q->dead ? -ECONNRESET : 0;
+}
+
+/*
  * krt_srv_data() of a write whose data came in its request: copied into
  * @bvec here, under q->lock (a racing krt_srv_reply() cannot reuse the
  * copy meanwhile), and @done called before the return: there is no
@@ -646,15 +659,13 @@ static int krt_sreq_data_inline(struct krt_sreq *r, struct bio_vec *bvec,
 				void (*done)(struct krt_srv_req *sreq, int status))
 {
 	struct krt_queue *q = r->q;
+	int ret;
 
 	spin_lock_bh(&q->lock);
-	if (r->state != KRT_SREQ_SERVICE || r->inl_taken) {
+	ret = krt_sreq_may_move_locked(q, r);
+	if (ret) {
 		spin_unlock_bh(&q->lock);
-		return -EINVAL;
-	}
-	if (q->dead) {
-		spin_unlock_bh(&q->lock);
-		return -ECONNRESET;
+		return ret;
 	}
 	r->inl_taken = true;
 	krt_q_bvec_copy(r->msg + r->pub.msg_len, bvec, nr_bvec, r->pub.data_len, true);
@@ -700,14 +711,10 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		return -ENOMEM;
 
 	spin_lock_bh(&q->lock);
-	/* under the lock: a racing krt_srv_reply() may have claimed it */
-	if (r->state != KRT_SREQ_SERVICE || r->sgl) {
+	ret = krt_sreq_may_move_locked(q, r);
+	if (ret) {
 		spin_unlock_bh(&q->lock);
-		return -EINVAL;
-	}
-	if (q->dead) {
-		spin_unlock_bh(&q->lock);
-		return -ECONNRESET;
+		return ret;
 	}
 	/* a large set was taken for data_len at any offset: it holds @pages */
 	sgl = r->large ? r->large->sg : r->sg_own;
