@@ -112,6 +112,61 @@ srv_paths() {
 	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the case"
 }
 
+# With srv_poll_wq=1, connections accepted afterwards handle their
+# completions on an unbound workqueue (debugfs "poll: workqueue"), the
+# outbound ends and the connections accepted before keep softirq.  Every
+# path is served from there: pings, inline and MR writes, direct and MR
+# server transfers, all verified.
+# poll_sum POLL INBOUND FIELD: FIELD of the queues of connections whose
+# "poll:" is POLL and "inbound:" INBOUND, summed ("n" counts them)
+poll_sum() {
+	local d s=0
+	for d in "$KRT_DBG"/peers/*/conns/*; do
+		grep -qsx "poll: $1" "$d/state" && grep -qsx "inbound: $2" "$d/state" || continue
+		if [ "$3" = n ]; then
+			s=$((s + 1))
+		else
+			s=$((s + $(awk -v f="$3:" '$1 == f { print $2 }' "$d/queue")))
+		fi
+	done
+	echo $s
+}
+srv_poll_wq() {
+	local p=/sys/module/krt/parameters/srv_poll_wq r0 q0 s op
+	check_eq "$(cat $p)" N "srv_poll_wq default"
+	check_eq "$(poll_sum workqueue 1 n)/$(poll_sum workqueue 0 n)" 0/0 "workqueue connections before"
+	r0=$(dp resets)
+	echo 1 > $p
+	"$KRTCTL" peer add wq addr "$A" conns 2 depth 16 || { fail "peer add wq"; echo 0 > $p; return 1; }
+	# connections are accepted as they come: both, before it is cleared
+	wait_peer wq active 2 || fail "wq not 2/2: $("$KRTCTL" peer show wq)"
+	echo 0 > $p
+	busywait $((10000 * KRT_TS)) bash -c "[ \$(grep -lsx 'poll: workqueue' $KRT_DBG/peers/*/conns/*/state | wc -l) -eq 2 ]"
+	check_eq "$(poll_sum workqueue 1 n)/$(poll_sum workqueue 0 n)" 2/0 \
+		"server ends on the workqueue, client ends not"
+	check_eq "$(cfield wq 0 poll)/$(cfield dp 0 poll)" softirq/softirq "client ends' poll"
+	# dp's 4 server ends, accepted before: still softirq
+	[ "$(poll_sum softirq 1 n)" -ge 4 ] || fail "server ends in softirq: $(poll_sum softirq 1 n), want >= 4"
+	q0=$(poll_sum workqueue 1 srv_reqs)
+	run_ok ping ping wq count 50 size 4000
+	check_eq "$(j ping ok)/$(j ping mismatches)" 50/0 "pings served on the workqueue"
+	for s in 1 4096 65537 1048576; do
+		for op in read write; do
+			run_ok x xfer wq op $op size $s count 8 depth 4 || continue
+			check_eq "$(j x ok)/$(j x mismatches)/$(j x errors)" 8/0/0 "$op $s served on the workqueue"
+		done
+	done
+	check_eq "$(($(poll_sum workqueue 1 srv_reqs) - q0))" $((50 + 64)) "requests the workqueue ends served"
+	# 1-byte writes inline; 1 MiB both ways (257 entries) through an MR
+	check_eq "$(poll_sum workqueue 1 srv_inline)/$(poll_sum workqueue 1 srv_mr)" 8/16 \
+		"inline writes and MR transfers served on the workqueue"
+	check_eq "$(($(dp resets) - r0))" 0 "connections reset during the case"
+	"$KRTCTL" peer del wq || fail "peer del wq"
+	# its server ends go too, before later cases sum counters
+	busywait $((30000 * KRT_TS)) bash -c "! grep -qsx 'poll: workqueue' $KRT_DBG/peers/*/conns/*/state" ||
+		fail "server ends of wq still there"
+}
+
 # A write whose message and data fit in what the server offered
 # (inline_data, 4048 bytes by default; xfer's message is 12 bytes) goes
 # with its data in the request: no MR on the client, no RDMA READ by the
@@ -457,7 +512,7 @@ no_service() {
 	unload_krt
 }
 
-ktap_plan 17
+ktap_plan 18
 run_case setup setup
 run_case ping_payload_verified ping_verified
 run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
@@ -466,6 +521,7 @@ run_case check_inline_checks_every_inline_send inline_checked
 run_case local_invalidate_path local_invalidate
 run_case server_transfers_with_and_without_mr srv_paths
 run_case small_writes_inline_data inline_writes
+run_case server_completions_on_workqueue srv_poll_wq
 run_case large_buffers_share_few_large_sets large_sets
 run_case concurrency_8_threads_exactly_once concurrency
 run_case backpressure_depth_4_no_rnr backpressure

@@ -174,9 +174,10 @@ struct krt_srv_ref {
  * struct krt_service - a service that answers requests
  * @id: 1..%KRT_MAX_SERVICES - 1
  * @name: for messages
- * @request: called for each request, in softirq context: must not sleep;
- *	may answer at once or later from any context but hardirq or with
- *	interrupts disabled
+ * @request: called for each request, in softirq context (on a workqueue
+ *	for connections accepted while the module parameter ``srv_poll_wq``
+ *	is set): must not sleep; may answer at once or later from any
+ *	context but hardirq or with interrupts disabled
  * @priv: the service's
  * @krt_active: private to krt
  */

@@ -4,7 +4,8 @@
  *
  * DOC: Server
  *
- * Everything runs in the service's request callback (softirq) and in
+ * Everything runs in the service's request callback (softirq, or a
+ * workqueue under krt's ``srv_poll_wq``) and in
  * the transfers' completions; nothing is allocated per request:
  *
  * - a send-only request is answered at once, status 0 and no message

@@ -45,6 +45,26 @@ module_param_named(connect_timeout_ms, krt_connect_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(connect_timeout_ms,
 		 "Longest outbound connect attempt, address resolution to established, ms, 1000..600000 (default: 10000)");
 
+/*
+ * Completions of server connections on an unbound workqueue instead of in
+ * softirq on the CPU that raised them: the scheduler can then move a
+ * server's work off the CPU its client posts from where the device does
+ * not (a software device, rxe or siw, does its work on the posting CPU),
+ * at the cost of a wakeup per batch of completions.  A pool CQ's work is
+ * not reentrant: the connections sharing it are served one at a time.
+ * Connections accepted later use it.
+ */
+static bool krt_srv_poll_wq;
+module_param_named(srv_poll_wq, krt_srv_poll_wq, bool, 0644);
+MODULE_PARM_DESC(srv_poll_wq,
+		 "Server connections handle completions on an unbound workqueue, not in softirq (default: N)");
+
+static enum ib_poll_context krt_conn_poll_ctx(struct krt_conn *conn)
+{
+	return conn->inbound && READ_ONCE(krt_srv_poll_wq) ?
+	       IB_POLL_UNBOUND_WORKQUEUE : IB_POLL_SOFTIRQ;
+}
+
 static unsigned long krt_conn_connect_timeout(void)
 {
 	return msecs_to_jiffies(clamp_t(u32, READ_ONCE(krt_connect_timeout_ms), 1000, 600000));
@@ -197,7 +217,7 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	vec = conn->index;
 	cq = krt_fault_connect() ? ERR_PTR(-ENOMEM) :
 		ib_cq_pool_get(dev->ibdev, KRT_CONN_CQES(conn->depth), vec,
-			       IB_POLL_SOFTIRQ);
+			       krt_conn_poll_ctx(conn));
 	if (IS_ERR(cq)) {
 		ret = PTR_ERR(cq);
 		goto err_pd;

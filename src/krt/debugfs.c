@@ -337,6 +337,8 @@ static int krt_dbg_show_conn_state(struct krt_peer *peer, struct krt_conn *conn,
 		   READ_ONCE(conn->st.inflight_hwm));
 	seq_printf(m, "mrs: %u\nmrs_used: %u\nmrs_hwm: %u\n", mrs, used,
 		   READ_ONCE(conn->st.mrs_hwm));
+	seq_printf(m, "poll: %s\n", !conn->cq ? "-" :
+		   conn->cq->poll_ctx == IB_POLL_SOFTIRQ ? "softirq" : "workqueue");
 	krt_fault_conn_show(conn, m);	/* KRT_FAULT=y builds only */
 	return 0;
 }

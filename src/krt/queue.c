@@ -90,7 +90,8 @@
  *
  * Locking: q->lock (a spinlock, taken with bottom halves off) protects
  * the slots, server requests, credits, SQ accounting, the waiting lists
- * and the counters.  Completion handlers run in softirq context, one at a
+ * and the counters.  Completion handlers run in softirq context (server
+ * ends accepted under ``srv_poll_wq``: an unbound workqueue), one at a
  * time per connection (one CQ); callbacks of users are called without
  * the lock.  The one exception, in KRT_FAULT=y builds only: messages
  * held by fault/delay_rx are handled from a timer of the queue, beside

@@ -13,7 +13,7 @@
  * and service times (server: request received to reply posted) go to
  * histograms with four buckets per power of two of nanoseconds from 1 us
  * to about 17 s: per CPU for peers, atomic per connection (a
- * connection's completions run on its CQ's CPU, so its histogram is
+ * connection's completions run one at a time on its CQ, so its histogram is
  * rarely contended, and a per-CPU copy per connection would cost
  * nr_cpu_ids times 1.6 KiB).
  *
