@@ -763,7 +763,14 @@ static const char *krt_q_liveness_locked(struct krt_queue *q)
 		trace_krt_hb_miss(q->conn, idle, hb * q->hb_misses);
 		return "heartbeat: no answer from the peer";
 	}
-	if (idle < hb || q->hb_busy || !q->credits || !q->sq_avail)
+	/*
+	 * A heartbeat goes when nothing came for an interval, and also when
+	 * nothing went: the server bounds the time it hears nothing from
+	 * the client, which a client only taking in a long stream of
+	 * replies would otherwise pass.
+	 */
+	if ((idle < hb && time_before(jiffies, q->last_tx + hb)) ||
+	    q->hb_busy || !q->credits || !q->sq_avail)
 		return NULL;
 	q->hb_busy = true;
 	q->hb_req.krt_sends = 0;
@@ -1024,6 +1031,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->hb_ms = conn->hb_ms;
 	q->hb_misses = max_t(u32, conn->hb_misses, 1);
 	q->last_rx = jiffies;
+	q->last_tx = jiffies;
 	q->hb_req.service = KRT_SERVICE_HB;
 	q->hb_req.dir = KRT_DATA_NONE;
 	INIT_LIST_HEAD(&q->hb_req.krt_entry);

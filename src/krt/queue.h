@@ -179,6 +179,8 @@ struct krt_sreq {
  * @hb_req: the heartbeat request
  * @hb_busy: a heartbeat is in flight; q->lock
  * @last_rx: jiffies of the last message received (read by the timer)
+ * @last_tx: client: jiffies of the last request or heartbeat posted;
+ *	q->lock
  * @hb_ms: heartbeat interval (client) or the client's (server)
  * @hb_misses: intervals without a message before a reset
  * @in_timer: the timer runs the data path (no completion there); q->lock
@@ -247,6 +249,7 @@ struct krt_queue {
 	struct krt_req		hb_req;
 	bool			hb_busy;
 	unsigned long		last_rx;
+	unsigned long		last_tx;
 	u32			hb_ms;
 	u32			hb_misses;
 	u32			mrs_used;

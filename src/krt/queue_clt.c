@@ -314,6 +314,7 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		s->pending = KRT_P_REPLY;
 		return -ECONNRESET;
 	}
+	q->last_tx = jiffies;
 	krt_q_count_req(q, req, hb);
 	trace_krt_req_send(q->conn, req, hb, q->credits);
 	trace_krt_req_resend(q->conn, req);
