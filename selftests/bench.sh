@@ -122,6 +122,43 @@ verified() {
 	run_ok vmax bench bn op send size 4048 depth 4 count 40 verify && check_result vmax send 4048 40
 }
 
+# A request's header and message of up to 512 bytes go from its slot's
+# own buffer; a longer message takes one of the client queue's few
+# full-size buffers (an eighth of its depth, at least 4) until its SEND
+# completes, or waits for one, while short messages pass it.  With the
+# SEND completions of long messages held (fault/hold_sends), 32 at once
+# on 2 x 4 buffers must wait, and short sends complete meanwhile.  Every
+# message arrives intact.
+long_messages() {
+	local w0 d0 q hold
+	check_eq "$(awk '/^bn\// { q = 1; next } /^[^ ]/ { q = 0 }
+		q && $1 == "msg_bufs:" { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" "4/4" \
+		"bn's queues (depth 32): message buffers"
+	hold=$((20000 * KRT_TS > 60000 ? 60000 : 20000 * KRT_TS))
+	w0=$(sum_q bn msg_buf_waits)
+	d0=$(sum_q bn reqs_done)
+	echo "$hold" > "$KRT_DBG/fault/hold_sends"
+	"$KRTCTL" -j bench bn op send size 4048 depth 32 count 200 verify > "$TMPD/lm" 2>&1 &
+	q=$!
+	busywait "$hold" bash -c "[ \$(awk -v p=bn/ -v f=msg_buf_waits: 'index(\$0, p) == 1 { q = 1; next } /^[^ ]/ { q = 0 } q && \$1 == f { s += \$2 } END { print s + 0 }' $KRT_DBG/conns) -gt $w0 ]" ||
+		fail "32 messages of 4048 bytes at once on 2 x 4 held message buffers: none waited"
+	# short ones pass them while the buffers are held: no long one ends
+	# before the hold does, so every request done meanwhile is short
+	run_ok sm2 bench bn op send size 100 depth 8 count 100 verify
+	check_eq "$(($(sum_q bn reqs_done) - d0))" 100 "requests done while long ones hold every message buffer (the 100 short ones)"
+	echo 0 > "$KRT_DBG/fault/hold_sends"
+	check_result sm2 send 100 100
+	wait $q || fail "long sends: $(cat "$TMPD/lm")"
+	check_result lm send 4048 200
+	diag "4048-byte sends at depth 32: $(($(sum_q bn msg_buf_waits) - w0)) waited for a message buffer"
+	# 464 bytes and the 48-byte header fill a slot's own buffer: no wait
+	w0=$(sum_q bn msg_buf_waits)
+	run_ok sm bench bn op send size 464 depth 32 count 400 verify || return 1
+	check_result sm send 464 400
+	check_eq "$(($(sum_q bn msg_buf_waits) - w0))" 0 "464-byte sends: waits for a message buffer"
+	check_eq "$(sum_q bn waiting)/$(sum_q bn inflight)" "0/0" "bn waiting/in flight after"
+}
+
 timed() {
 	run_ok tm bench bn op read size 4096 depth 4 time 2 || return 1
 	check_result tm read 4096 "$(j tm requests)"
@@ -266,6 +303,7 @@ run_case setup setup
 run_case counted_send_read_write_depth_1_8 counted
 run_case text_output_same_names text_output
 run_case verified_runs verified
+run_case long_messages_wait_for_message_buffers long_messages
 run_case timed_run timed
 run_case bad_input_refused_nothing_left bad_input
 run_case signal_stops_run signal_stops

@@ -87,7 +87,7 @@ xfer_rw() {
 }
 
 srv_paths() {
-	local p=/sys/module/krt/parameters/srv_direct d0 m0 w0 b0 r0
+	local p=/sys/module/krt/parameters/srv_direct d0 m0 w0 b0 r0 q
 	check_eq "$(cat $p)" Y "srv_direct default"
 	# the counters are per queue: a reset would lose some (dmesg says why)
 	r0=$(dp resets)
@@ -105,6 +105,48 @@ srv_paths() {
 	xfer_rw 4096 10 4 "with srv_direct=0"
 	check_eq "$(($(sum_all srv_direct) - d0))/$(($(sum_all srv_mr) - m0))" "0/20" \
 		"server transfers without/with MR while srv_direct=0"
+	# a server queue accepted with srv_direct=1 that can move every
+	# buffer of up to 17 pages without an MR keeps 8 in its pool
+	# (pool_mrs), a client queue one per slot; with srv_direct=0 set
+	# later, transfers beyond those 8 go without
+	check_eq "$(awk '$1 == "role:" { r = $2 } $1 == "depth:" { d = $2 }
+		$1 == "pool_mrs:" { n++; w = d; if (r == "server" && d > 8) w = 8; if ($2 != w) bad++ }
+		END { print n + 0 " " bad + 0 }' "$KRT_DBG/conns" | sed 's/^[1-9][0-9]* /n /')" "n 0" \
+		"queues whose pool MRs are not depth (client) or min(depth, 8) (server)"
+	d0=$(sum_all srv_direct)
+	m0=$(sum_all srv_mr)
+	run_ok x xfer dp op write size 64k count 256 depth 128
+	check_eq "$(j x ok)/$(j x mismatches)" "256/0" "64 KiB writes, 32 per connection, srv_direct=0"
+	check_eq "$(($(sum_all srv_direct) - d0 + $(sum_all srv_mr) - m0))" 256 "server transfers"
+	[ "$(($(sum_all srv_mr) - m0))" -gt 0 ] || fail "no server transfer took an MR with srv_direct=0"
+	diag "srv_direct=0, 32 at once per connection: $(($(sum_all srv_mr) - m0)) with an MR, $(($(sum_all srv_direct) - d0)) without"
+	# transfers held (fault/stall_data) keep the server's 8 MRs: the
+	# others, 16 per connection, go without.  The stall ends once all 64
+	# wait for room (sq_waits), each with its MR or without.
+	d0=$(sum_all srv_direct)
+	m0=$(sum_all srv_mr)
+	w0=$(sum_all sq_waits)
+	echo $((20000 * KRT_TS > 60000 ? 60000 : 20000 * KRT_TS)) > "$KRT_DBG/fault/stall_data"
+	"$KRTCTL" -j xfer dp op write size 4096 count 64 depth 64 > "$TMPD/st" 2>&1 &
+	q=$!
+	busywait $((15000 * KRT_TS)) bash -c "[ \$((\$(awk '\$1 == \"sq_waits:\" { s += \$2 } END { print s + 0 }' $KRT_DBG/conns) - $w0)) -ge 64 ]" ||
+		fail "64 transfers not all waiting behind the stall: $(($(sum_all sq_waits) - w0))"
+	echo 0 > "$KRT_DBG/fault/stall_data"
+	wait $q || fail "xfer behind the stall: $(cat "$TMPD/st")"
+	check_eq "$(j st ok)/$(j st mismatches)" "64/0" "4 KiB writes behind a stall, srv_direct=0"
+	check_eq "$(($(sum_all srv_direct) - d0 + $(sum_all srv_mr) - m0))" 64 "server transfers behind the stall"
+	[ "$(($(sum_all srv_mr) - m0))" -le 32 ] && [ "$(($(sum_all srv_direct) - d0))" -gt 0 ] ||
+		fail "behind the stall, want at most 4 x 8 with an MR, the others without: $(($(sum_all srv_mr) - m0)) with, $(($(sum_all srv_direct) - d0)) without"
+	diag "behind the stall: $(($(sum_all srv_mr) - m0)) with an MR, $(($(sum_all srv_direct) - d0)) without"
+	# a server end accepted while srv_direct=0 keeps an MR per request
+	"$KRTCTL" peer add nd addr "$A" conns 1 depth 16 || fail "peer add nd"
+	wait_peer nd active 1 || fail "nd not up"
+	check_eq "$(awk '$1 == "role:" { r = $2 } $1 == "depth:" { d = $2 }
+		$1 == "pool_mrs:" && r == "server" && d == 16 { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" 16 \
+		"pool MRs of a server end of depth 16 accepted with srv_direct=0"
+	"$KRTCTL" peer del nd
+	busywait $((20000 * KRT_TS)) bash -c "! awk '\$1 == \"depth:\" && \$2 == 16 { f = 1 } END { exit !f }' $KRT_DBG/conns" ||
+		fail "nd's ends still there"
 	w0=$(sum_all wrs)
 	b0=$(sum_all doorbells)
 	[ "$w0" -gt 0 ] && [ "$w0" -ge "$b0" ] || fail "wrs $w0 < doorbells $b0"
@@ -239,11 +281,13 @@ large_sets_run() {
 	check_eq "$(awk '/^lg\// { q = 1; next } /^[^ ]/ { q = 0 }
 		q && ($1 == "own_pages:" || $1 == "large_sets:") { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" \
 		"17/16" "client: own pages/large sets"
-	# every queue, both ends: a quarter of its depth, at least 8, at most the depth
-	check_eq "$(awk '$1 == "depth:" { d = $2 } $1 == "large_sets:" { n++
-			w = int(d / 4); if (w < 8) w = 8; if (w > d) w = d; if ($2 != w) bad++ }
+	# every queue, both ends: a quarter of its depth, at least 8, but no
+	# more than 16 MiB of max_io buffers (at least 2), at most the depth
+	check_eq "$(awk '$1 == "depth:" { d = $2 } $1 == "mr_pages:" { p = $2 } $1 == "large_sets:" { n++
+			w = int(d / 4); if (w < 8) w = 8; b = int(16777216 / ((p - 1) * 4096)); if (b < 2) b = 2
+			if (w > b) w = b; if (w > d) w = d; if ($2 != w) bad++ }
 		END { print n + 0 " " bad + 0 }' "$KRT_DBG/conns" | sed 's/^[1-9][0-9]* /n /')" "n 0" \
-		"queues whose large sets are not max(depth/4, 8)"
+		"queues whose large sets are not min(max(depth/4, 8), 16 MiB/max_io)"
 	w0=$(sum_q lg large_waits)
 	d0=$(sum_all large_deferred)
 	s0=$(sum_q lg reqs_sent)
@@ -353,6 +397,37 @@ deadline_no_data() {
 		diag "$(cat "$KRT_DBG/dp"; grep -i -e error -e disconn "$TMPD/events" | head; dmesg | grep krt: | tail -5)"
 	run_ok x ping dp count 20
 	check_eq "$(j x ok)" 20 "pings after the late replies"
+}
+
+# An inline write named by its pages (3000 bytes: over a slot's 512-byte
+# buffer) that times out before its SEND completed (fault/hold_sends
+# holds the completion 3 s) ends with -ETIMEDOUT once the SEND does, its
+# pages unmapped first, and resets nothing; its reply, held by the test
+# service, comes late.
+deadline_inline_send() {
+	local r0 t0 l0 w0 ts dt
+	r0=$(dp resets)
+	t0=$(dp timeouts)
+	l0=$(dp late_replies)
+	w0=$(sum_q dp inline_writes)
+	echo 1 > "$KRT_DBG/fault/hold_replies"
+	echo $((3000 * KRT_TS)) > "$KRT_DBG/fault/hold_sends"
+	ts=$(date +%s%N)
+	run_fail x xfer dp op write size 3000 count 1 timeout 300
+	dt=$((($(date +%s%N) - ts) / 1000000))
+	echo 0 > "$KRT_DBG/fault/hold_sends"
+	echo 0 > "$KRT_DBG/fault/hold_replies"
+	check_eq "$(j x errors)/$(j x first_error_name)" "1/Connection timed out" "inline write behind its held SEND"
+	check_eq "$(($(sum_q dp inline_writes) - w0))" 1 "sent inline"
+	[ "$dt" -ge $((2500 * KRT_TS)) ] || fail "it ended after $dt ms: before its SEND completed"
+	check_eq "$(($(dp timeouts) - t0))" 1 "timeouts counted"
+	busywait 5000 bash -c "[ \$(awk '\$1 == \"late_replies:\" { print \$2 }' $KRT_DBG/dp) = $((l0 + 1)) ]" ||
+		fail "late replies: $(dp late_replies), want $((l0 + 1))"
+	check_eq "$(($(dp resets) - r0))" 0 "connections reset"
+	check_eq "$("$KRTCTL" -j peer show dp | jq -r '.[0].conns_up')" 4 "connections stay up"
+	run_ok x xfer dp op write size 3000 count 20 depth 4
+	check_eq "$(j x ok)/$(j x mismatches)" "20/0" "inline writes after"
+	diag "ended after $dt ms, the SEND held $((3000 * KRT_TS)) ms"
 }
 
 deadline_data() {
@@ -527,6 +602,7 @@ run_case concurrency_8_threads_exactly_once concurrency
 run_case backpressure_depth_4_no_rnr backpressure
 run_case limits_emsgsize_enotconn limits
 run_case deadline_late_reply_discarded deadline_no_data
+run_case deadline_inline_write_ends_with_its_send deadline_inline_send
 run_case deadline_with_data_resets_conn deadline_data
 run_case malformed_counted_conn_reset malformed
 run_case peer_del_with_requests_in_flight teardown_in_flight

@@ -247,9 +247,12 @@ memory_budget() {
 	wait_peer mb active 1 || { fail "mb not up"; return 1; }
 	pair=$(($(mem_total) - base))	# one connection's two ends, charged
 	diag "a depth-128 connection is charged $pair bytes, both ends"
-	[ "$pair" -gt $((128 * 8192)) ] || fail "charge $pair below two message buffers per request"
-	# over the per-peer cap: refused, the pool unchanged
+	[ "$pair" -gt $((128 * 12800)) ] || fail "charge $pair below the message buffers of both ends (4 KiB + 512 B client, 8 KiB server, per request)"
+	# over the per-peer cap (16 MiB here; by default a quarter of the
+	# budget): refused, the pool unchanged
+	echo 16 > $pc
 	expect_err "per-peer memory cap" peer set mb conns 64
+	echo 0 > $pc
 	check_eq "$(peer_json mb conns)" 1 "mb conns after a refused set"
 	"$KRTCTL" peer del mb
 	busywait 20000 bash -c "[ \$($KRTCTL -j dev show krt_po0 | jq '.[0].mem_total') -eq $base ]" ||

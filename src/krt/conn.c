@@ -231,21 +231,29 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 	/* +1 for the drain work request */
 	attr.cap.max_send_wr = 3 * conn->depth + 1;
 	attr.cap.max_recv_wr = conn->depth + 1;
-	/* a server's RDMA READ/WRITE names its pages without an MR */
-	attr.cap.max_send_sge = conn->inbound ?
-		clamp_t(u32, dev->caps.max_send_sge, 1, KRT_SRV_SGE) : 1;
+	/*
+	 * a server's RDMA READ/WRITE names its pages without an MR; a
+	 * client's inline write names its data pages beside the header
+	 */
+	attr.cap.max_send_sge = clamp_t(u32, dev->caps.max_send_sge, 1,
+					conn->inbound ? KRT_SRV_SGE : KRT_CLT_SGE);
 	attr.cap.max_recv_sge = 1;
-	attr.cap.max_inline_data = dev->caps.max_inline;
+	/*
+	 * Inline SENDs for a header and a short message; more only grows
+	 * every send queue entry (the device's WQE holds the largest)
+	 */
+	attr.cap.max_inline_data = min_t(u32, dev->caps.max_inline, KRT_QP_INLINE);
 	injected = krt_fault_connect();
 	ret = injected ? -ENOMEM : rdma_create_qp(id, pd, &attr);
 	if (ret && !injected && attr.cap.max_send_sge > 1) {
 		/*
 		 * a provider that refuses more entries with the probed inline
 		 * size: one entry per WR, so server transfers of up to 3
-		 * entries go without an MR, larger ones through one
+		 * entries go without an MR, larger ones through one, and a
+		 * client sends no write data inline
 		 */
 		attr.cap.max_send_sge = 1;
-		attr.cap.max_inline_data = dev->caps.max_inline;
+		attr.cap.max_inline_data = min_t(u32, dev->caps.max_inline, KRT_QP_INLINE);
 		ret = rdma_create_qp(id, pd, &attr);
 	}
 	if (ret)

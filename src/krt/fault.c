@@ -24,7 +24,11 @@
  * ``qp_fatal`` (a fatal QP event on one connection), ``stall_data`` (MS:
  * for MS milliseconds from the write no server posts a data transfer, as
  * if every server SQ were full behind a slow device; replies and
- * heartbeats are not held, and the transfers go once it ends), ``dump_intr`` (the
+ * heartbeats are not held, and the transfers go once it ends),
+ * ``hold_sends`` (MS: for MS milliseconds from the write a client handles
+ * the SEND completion of an inline write named by its pages, or of a
+ * message in a full-size buffer, only once it ends, as if the SEND were
+ * slow to be acknowledged), ``dump_intr`` (the
  * next N parts of peer, connection and statistics dumps after a first one
  * find krt's lists changed, as a ``peer add`` between them would).
  *
@@ -58,6 +62,8 @@ u32 krt_fi_drop_rep;
 bool krt_fi_silent;
 /* Fault knob: server transfers wait for SQ room until these jiffies. */
 unsigned long krt_fi_stall_until;
+/* Fault knob: some SEND completions are held until these jiffies (queue_clt.c). */
+unsigned long krt_fi_hold_sends_until;
 /* Fault knob: fail the next N reconnect attempts (see conn.c). */
 static u32 krt_fi_reconnect;
 /* Fault knob: the next N dump parts see krt's lists changed (netlink.c). */
@@ -245,10 +251,14 @@ static const struct file_operations krt_fault_hold_fops = {
 /* the longest fault/delay_rx delay and fault/stall_data stall, in ms */
 #define KRT_FAULT_DELAY_MAX	60000
 
-/* fault/stall_data: "MS" (0..KRT_FAULT_DELAY_MAX) stalls server transfers */
+/*
+ * fault/stall_data and fault/hold_sends: "MS" (0..KRT_FAULT_DELAY_MAX)
+ * sets the jiffies (the file's data) until which the fault lasts
+ */
 static ssize_t krt_fault_stall_write(struct file *f, const char __user *buf,
 				     size_t len, loff_t *ppos)
 {
+	unsigned long *until = file_inode(f)->i_private;
 	u32 ms;
 	int ret;
 
@@ -258,7 +268,7 @@ static ssize_t krt_fault_stall_write(struct file *f, const char __user *buf,
 	if (ms > KRT_FAULT_DELAY_MAX)
 		return -EINVAL;
 	/* 0 ends a stall (and no stall ends at 0) */
-	WRITE_ONCE(krt_fi_stall_until, ms ? (jiffies + msecs_to_jiffies(ms)) | 1 : 0);
+	WRITE_ONCE(*until, ms ? (jiffies + msecs_to_jiffies(ms)) | 1 : 0);
 	return len;
 }
 
@@ -425,7 +435,9 @@ void krt_fault_init(struct dentry *root)
 	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_fault_qp_fatal_fops);
 	debugfs_create_file("drop_rx_conn", 0200, fault, NULL, &krt_fault_drop_conn_fops);
 	debugfs_create_file("delay_rx", 0200, fault, NULL, &krt_fault_delay_fops);
-	debugfs_create_file("stall_data", 0200, fault, NULL, &krt_fault_stall_fops);
+	debugfs_create_file("stall_data", 0200, fault, &krt_fi_stall_until, &krt_fault_stall_fops);
+	debugfs_create_file("hold_sends", 0200, fault, &krt_fi_hold_sends_until,
+			    &krt_fault_stall_fops);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 	/* quiet by default: fail-nth sweeps pass through these points too */
 	krt_fault_connect_attr.verbose = 0;

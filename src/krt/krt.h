@@ -597,6 +597,8 @@ void krt_peer_shutdown(struct krt_peer *peer);
 
 #define KRT_RESOLVE_TIMEOUT_MS	2000
 #define KRT_MAX_DEPTH		4096
+/* largest inline SEND a QP is created for: a header and a short message */
+#define KRT_QP_INLINE		256
 /* CQ entries a connection of depth @d takes from the shared CQ pool */
 #define KRT_CONN_CQES(d)	(4 * (d) + 2)
 
@@ -634,6 +636,12 @@ extern unsigned int krt_rnr_retry;
 
 /* scatter/gather entries per RDMA WR of a server transfer without an MR */
 #define KRT_SRV_SGE	16
+/* client: a slot's own send buffer, for a header and a short message */
+#define KRT_SLOT_BUF	512
+/* client: data entries an inline write's SEND names beside its header */
+#define KRT_CLT_SGE	4
+/* MRs of a server queue that moves its data without: krt_q_srv_nr_mrs() */
+#define KRT_SRV_MRS	8
 
 /**
  * struct krt_qstats - counters of one connection's data path
@@ -668,6 +676,7 @@ struct krt_qstats {
 	u64	large_deferred;	/* server requests deferred for one */
 	u64	inline_writes;	/* client writes sent with their data inline */
 	u64	srv_inline;	/* server: writes served from inline data */
+	u64	msg_buf_waits;	/* requests that waited for a message buffer */
 };
 
 /* Global data-path counters (all connections, past and present). */
@@ -710,7 +719,10 @@ u32 krt_queue_mrs(struct krt_queue *q, u32 *used);
  * buffer at any offset.  Larger ones take one of the queue's large sets.
  */
 #define KRT_SG_OWN	17
+/* default bound on one queue's large sets, in bytes of buffer: krt_q_nr_large() */
+#define KRT_LARGE_BYTES	(16U << 20)
 u32 krt_q_nr_large(u32 depth, u32 pages);
+u32 krt_q_nr_mbufs(u32 depth);
 void krt_queue_show(struct krt_queue *q, struct seq_file *m);
 void krt_srv_req_release(struct krt_srv_req *sreq);
 
@@ -778,6 +790,7 @@ extern u32 krt_fi_drop_rx;
 extern u32 krt_fi_drop_rep;
 extern bool krt_fi_silent;
 extern unsigned long krt_fi_stall_until;
+extern unsigned long krt_fi_hold_sends_until;
 void krt_fault_init(struct dentry *root);
 bool krt_fault_reconnect(void);
 bool krt_fault_drop_take(void);
@@ -828,6 +841,14 @@ static inline bool krt_fault_silent(void)
 static inline bool krt_fault_stall_data(void)
 {
 	unsigned long until = READ_ONCE(krt_fi_stall_until);
+
+	return unlikely(until) && time_before(jiffies, until);
+}
+
+/* fault/hold_sends: SEND completions of by-pages inline writes and long messages wait */
+static inline bool krt_fault_hold_sends(void)
+{
+	unsigned long until = READ_ONCE(krt_fi_hold_sends_until);
 
 	return unlikely(until) && time_before(jiffies, until);
 }
@@ -889,6 +910,11 @@ static inline bool krt_fault_silent(void)
 }
 
 static inline bool krt_fault_stall_data(void)
+{
+	return false;
+}
+
+static inline bool krt_fault_hold_sends(void)
 {
 	return false;
 }

@@ -193,9 +193,10 @@ static u64 krt_peer_mem_cap(void)
  *	smaller of it and the local max_io (krt_q_max_io())
  *
  * An estimate from above of the memory of one connection: receive ring,
- * request or reply buffers, per-request scatterlists and MRs (page lists)
- * of KRT_SG_OWN pages, the few large sets (krt_q_nr_large()), work queue
- * and completion queue entries.
+ * request buffers (a client's slot buffers of KRT_SLOT_BUF and its few
+ * full-size ones, krt_q_nr_mbufs()) or reply buffers, per-request
+ * scatterlists and MRs (page lists) of KRT_SG_OWN pages, the few large
+ * sets (krt_q_nr_large()), work queue and completion queue entries.
  *
  * Return: bytes.
  */
@@ -207,7 +208,7 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 	u64 large = (u64)krt_q_nr_large(depth, pages) *
 		    (pages * (sizeof(struct scatterlist) + sizeof(u64)) + 512 + 64);
 	/* receive buffer; request buffer, or reply buffer holding the request */
-	u64 per = 2 * KRT_MSG_BUF +
+	u64 per = KRT_MSG_BUF + (inbound ? KRT_MSG_BUF : KRT_SLOT_BUF) +
 		  /* own scatterlist (one array for all), MR page list, MR */
 		  own * (sizeof(struct scatterlist) + sizeof(u64)) + 512 +
 		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
@@ -215,9 +216,10 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 		  /* server: 3 RDMA WRs of KRT_SRV_SGE entries, and larger WQEs */
 		  (inbound ? KRT_SRV_SGE * (3 * sizeof(struct ib_sge) + 3 * 16) +
 			     3 * sizeof(struct ib_rdma_wr) : 0);
+	u64 mbufs = inbound ? 0 : (u64)krt_q_nr_mbufs(depth) * KRT_MSG_BUF;
 
 	/* plus its counters and histograms (stats.c) */
-	return (u64)depth * per + large + 4096 + krt_stats_mem(true, true);
+	return (u64)depth * per + large + mbufs + 4096 + krt_stats_mem(true, true);
 }
 
 /**

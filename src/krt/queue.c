@@ -117,7 +117,7 @@ MODULE_PARM_DESC(inline_data, "Largest client write sent with its data in the re
 
 static unsigned int krt_large_ios;
 module_param_named(large_ios, krt_large_ios, uint, 0444);
-MODULE_PARM_DESC(large_ios, "Buffers over 64 KiB one connection carries at once, at most its depth; 0 for a quarter of the depth, at least 8 (default: 0)");
+MODULE_PARM_DESC(large_ios, "Buffers over 64 KiB one connection carries at once, at most its depth; 0 for a quarter of the depth, at least 8, but no more than 16 MiB of them (default: 0)");
 
 unsigned int krt_req_timeout_ms = 30000;
 
@@ -426,10 +426,13 @@ void krt_q_large_put(struct krt_queue *q, struct krt_large *l)
  *
  * Buffers of up to KRT_SG_OWN pages use a slot's or server request's own
  * scatterlist and MR; larger ones one of these few sets, so that a deep
- * queue does not hold a max_io scatterlist and MR per request.
+ * queue does not hold a max_io scatterlist and MR per request.  By
+ * default they are a quarter of @depth, at least 8, but no more than
+ * KRT_LARGE_BYTES of buffers (at least 2): a deep queue of 1 MiB
+ * buffers holds 16 sets, not depth / 4.
  *
  * Return: 0 when KRT_SG_OWN pages cover @pages, else ``large_ios``, or
- * a quarter of @depth but at least 8 when it is 0; at most @depth.
+ * the default when it is 0; at most @depth.
  */
 u32 krt_q_nr_large(u32 depth, u32 pages)
 {
@@ -437,9 +440,27 @@ u32 krt_q_nr_large(u32 depth, u32 pages)
 
 	if (pages <= KRT_SG_OWN)
 		return 0;
-	if (!n)
-		n = max(depth / 4, 8U);
+	if (!n) {
+		u32 by_bytes = KRT_LARGE_BYTES / ((pages - 1) * PAGE_SIZE);
+
+		n = min(max(depth / 4, 8U), max(by_bytes, 2U));
+	}
 	return min(n, depth);
+}
+
+/**
+ * krt_q_nr_mbufs() - full-size send buffers of a client queue
+ * @depth: its depth
+ *
+ * A slot's own send buffer holds a header and a message of up to
+ * %KRT_SLOT_BUF bytes (inline write data goes by its pages); a longer
+ * message takes one of these, or waits for one.
+ *
+ * Return: an eighth of @depth, at least 4, at most @depth.
+ */
+u32 krt_q_nr_mbufs(u32 depth)
+{
+	return min(max(depth / 8, 4U), depth);
 }
 
 /*
@@ -545,13 +566,12 @@ static void krt_q_drop_rx(struct krt_queue *q, struct krt_rbuf *rb)
 
 /* A received message, checked and its credits taken: to its side. */
 static void krt_q_handle_rx(struct krt_queue *q, struct krt_rbuf *rb,
-			    const struct krt_msg_hdr *h, struct ib_wc *wc,
-			    bool held)
+			    const struct krt_msg_hdr *h, struct ib_wc *wc)
 {
 	if (q->server)
 		krt_q_recv_req(q, rb, h, wc->byte_len);
 	else
-		krt_q_recv_rep(q, rb, h, wc->byte_len, wc, held);
+		krt_q_recv_rep(q, rb, h, wc->byte_len, wc);
 }
 
 #ifdef KRT_FAULT_INJECTION
@@ -616,7 +636,7 @@ static void krt_q_held_timer(struct timer_list *t)
 		wc.byte_len = rb->bytes;
 		wc.wc_flags = rb->wc_flags;
 		wc.ex.invalidate_rkey = rb->inv_rkey;
-		krt_q_handle_rx(q, rb, rb->va, &wc, true);
+		krt_q_handle_rx(q, rb, rb->va, &wc);
 		spin_lock_bh(&q->lock);
 	}
 	spin_unlock_bh(&q->lock);
@@ -701,7 +721,7 @@ static void krt_q_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* fault/delay_rx: handled late, from the held timer */
 	if (krt_q_hold_rx(q, rb, h, wc))
 		return;
-	krt_q_handle_rx(q, rb, h, wc, false);
+	krt_q_handle_rx(q, rb, h, wc);
 }
 
 /* ---- deadlines and heartbeats ---- */
@@ -799,7 +819,7 @@ static void krt_q_timer(struct timer_list *t)
 			continue;
 		list_del_init(&req->krt_entry);
 		q->nr_waiting--;
-		q->nr_wait_large -= krt_q_req_large(q, req);
+		q->nr_wait_large -= krt_q_req_extra(q, req);
 		req->status = -ETIMEDOUT;
 		list_add_tail(&req->krt_entry, &done);
 		n++;
@@ -813,6 +833,12 @@ static void krt_q_timer(struct timer_list *t)
 		    time_before(jiffies, s->req->krt_deadline))
 			continue;
 		s->timed_out = true;
+		/*
+		 * the device still reads an inline write's pages: it ends,
+		 * and is counted, when its SEND does (krt_slot_send_end_locked())
+		 */
+		if (!s->mr && s->nr_sg)
+			continue;
 		n++;
 		if (s->mr) {
 			/* the server may still touch the pages: reset */
@@ -825,6 +851,15 @@ static void krt_q_timer(struct timer_list *t)
 		q->zombies++;
 		if (q->zombies > q->nr_slots / 2)
 			why = "most requests unanswered";
+	}
+	/* SEND completions held by fault/hold_sends, once it ended */
+	for (i = 0; !q->server && i < q->nr_slots; i++) {
+		struct krt_slot *s = &q->slots[i];
+
+		if (s->send_held && !krt_fault_hold_sends()) {
+			s->send_held = false;
+			krt_slot_send_end_locked(q, s, &done);
+		}
 	}
 	q->stats.timeouts += n;
 	if (n)
@@ -861,13 +896,13 @@ static void krt_q_large_mrs_free(struct krt_queue *q)
 	}
 }
 
-static void *krt_q_buf(struct krt_queue *q, u64 *dma, enum dma_data_direction dir)
+static void *krt_q_buf(struct krt_queue *q, u64 *dma, u32 size, enum dma_data_direction dir)
 {
-	void *va = krt_fault_connect() ? NULL : kzalloc(KRT_MSG_BUF, GFP_KERNEL);
+	void *va = krt_fault_connect() ? NULL : kzalloc(size, GFP_KERNEL);
 
 	if (!va)
 		return NULL;
-	*dma = ib_dma_map_single(q->ibdev, va, KRT_MSG_BUF, dir);
+	*dma = ib_dma_map_single(q->ibdev, va, size, dir);
 	if (ib_dma_mapping_error(q->ibdev, *dma)) {
 		kfree(va);
 		return NULL;
@@ -885,7 +920,11 @@ static void krt_q_unmap_bufs(struct krt_queue *q)
 					    DMA_FROM_DEVICE);
 	for (i = 0; q->slots && i < q->depth; i++)
 		if (q->slots[i].va)
-			ib_dma_unmap_single(q->ibdev, q->slots[i].dma, KRT_MSG_BUF,
+			ib_dma_unmap_single(q->ibdev, q->slots[i].dma, KRT_SLOT_BUF,
+					    DMA_TO_DEVICE);
+	for (i = 0; q->mbufs && i < q->nr_mbufs; i++)
+		if (q->mbufs[i].va)
+			ib_dma_unmap_single(q->ibdev, q->mbufs[i].dma, KRT_MSG_BUF,
 					    DMA_TO_DEVICE);
 	for (i = 0; q->sreqs && i < q->depth; i++)
 		if (q->sreqs[i].va)
@@ -903,7 +942,7 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 	for (i = 0; i < q->depth; i++) {
 		q->rbufs[i].q = q;
 		q->rbufs[i].cqe.done = krt_q_recv_done;
-		q->rbufs[i].va = krt_q_buf(q, &q->rbufs[i].dma, DMA_FROM_DEVICE);
+		q->rbufs[i].va = krt_q_buf(q, &q->rbufs[i].dma, KRT_MSG_BUF, DMA_FROM_DEVICE);
 		if (!q->rbufs[i].va)
 			return -ENOMEM;
 	}
@@ -939,9 +978,21 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 			s->inv_cqe.done = krt_slot_inv_done;
 			s->reg_cqe.done = krt_slot_reg_done;
 			list_add_tail(&s->entry, &q->free_slots);
-			s->va = krt_q_buf(q, &s->dma, DMA_TO_DEVICE);
+			s->va = krt_q_buf(q, &s->dma, KRT_SLOT_BUF, DMA_TO_DEVICE);
 			s->sg_own = &q->sgs[i * q->own_pages];
 			if (!s->va)
+				return -ENOMEM;
+		}
+		q->nr_mbufs = krt_q_nr_mbufs(q->depth);
+		q->mbufs = kcalloc(q->nr_mbufs, sizeof(*q->mbufs), GFP_KERNEL);
+		if (!q->mbufs)
+			return -ENOMEM;
+		for (i = 0; i < q->nr_mbufs; i++) {
+			struct krt_mbuf *b = &q->mbufs[i];
+
+			list_add_tail(&b->entry, &q->mbuf_free);
+			b->va = krt_q_buf(q, &b->dma, KRT_MSG_BUF, DMA_TO_DEVICE);
+			if (!b->va)
 				return -ENOMEM;
 		}
 		return 0;
@@ -970,7 +1021,7 @@ static int krt_q_alloc_bufs(struct krt_queue *q)
 		r->send_cqe.done = krt_sreq_send_done;
 		list_add_tail(&r->entry, &q->sfree);
 		r->sg_own = &q->sgs[i * q->own_pages];
-		r->va = krt_q_buf(q, &r->dma, DMA_TO_DEVICE);
+		r->va = krt_q_buf(q, &r->dma, KRT_MSG_BUF, DMA_TO_DEVICE);
 		if (!r->va)
 			return -ENOMEM;
 		/* the request's copy sits where its reply's message will */
@@ -1011,6 +1062,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	INIT_LIST_HEAD(&q->waiting);
 	INIT_LIST_HEAD(&q->free_slots);
 	INIT_LIST_HEAD(&q->large_free);
+	INIT_LIST_HEAD(&q->mbuf_free);
 	INIT_LIST_HEAD(&q->sfree);
 	INIT_LIST_HEAD(&q->swait);
 	INIT_LIST_HEAD(&q->deferred);
@@ -1047,6 +1099,8 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 		q->iwarp = rdma_protocol_iwarp(dev->ibdev, id->port_num);
 		if (q->iwarp)
 			q->srv_sge_rd = 0;
+	} else {
+		q->clt_sge = min_t(u32, id->qp->max_write_sge, KRT_CLT_SGE);
 	}
 	max_io = krt_q_max_io(conn->max_io);
 	pages = min_t(u32, dev->caps.max_fr_pages, DIV_ROUND_UP(max_io, PAGE_SIZE) + 1);
@@ -1054,6 +1108,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->max_io = min_t(u32, max_io, (pages - 1) * PAGE_SIZE);
 	q->own_pages = min_t(u32, pages, KRT_SG_OWN);
 	q->nr_large = krt_q_nr_large(q->depth, pages);
+	q->nr_mrs = q->server ? krt_q_srv_nr_mrs(q) : q->depth;
 
 	ret = krt_q_alloc_bufs(q);
 	if (!ret && q->server)
@@ -1061,7 +1116,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	if (ret)
 		goto err_bufs;
 	ret = krt_fault_connect() ? -ENOMEM :
-		ib_mr_pool_init(id->qp, &id->qp->rdma_mrs, q->depth,
+		ib_mr_pool_init(id->qp, &id->qp->rdma_mrs, q->nr_mrs,
 				IB_MR_TYPE_MEM_REG, q->own_pages, 0);
 	if (ret)
 		goto err_bufs;
@@ -1217,7 +1272,7 @@ void krt_queue_stop(struct krt_queue *q)
 u32 krt_queue_mrs(struct krt_queue *q, u32 *used)
 {
 	*used = q ? READ_ONCE(q->mrs_used) : 0;
-	return q && !READ_ONCE(q->unmapped) ? q->depth + q->nr_large : 0;
+	return q && !READ_ONCE(q->unmapped) ? q->nr_mrs + q->nr_large : 0;
 }
 
 /**
@@ -1325,6 +1380,9 @@ static void krt_q_free_work(struct work_struct *work)
 		kfree(q->rbufs[i].va);
 	for (i = 0; q->slots && i < q->depth; i++)
 		kfree(q->slots[i].va);
+	for (i = 0; q->mbufs && i < q->nr_mbufs; i++)
+		kfree(q->mbufs[i].va);
+	kfree(q->mbufs);
 	for (i = 0; q->sreqs && i < q->depth; i++)
 		kfree(q->sreqs[i].va);
 	kfree(q->rbufs);
@@ -1375,7 +1433,7 @@ static const struct {
 	KRT_QSTAT(heartbeats), KRT_QSTAT(hb_timeouts),
 	KRT_QSTAT(doorbells), KRT_QSTAT(wrs), KRT_QSTAT(srv_direct), KRT_QSTAT(srv_mr),
 	KRT_QSTAT(large_waits), KRT_QSTAT(large_deferred),
-	KRT_QSTAT(inline_writes), KRT_QSTAT(srv_inline),
+	KRT_QSTAT(inline_writes), KRT_QSTAT(srv_inline), KRT_QSTAT(msg_buf_waits),
 };
 
 /**
@@ -1396,6 +1454,8 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 		   READ_ONCE(q->nr_waiting), READ_ONCE(q->zombies));
 	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  own_pages: %u\n  large_sets: %u\n",
 		   q->max_io, q->mr_pages, q->own_pages, q->nr_large);
+	seq_printf(m, "  pool_mrs: %u\n  msg_bufs: %u\n  send_sge: %u\n", q->nr_mrs,
+		   q->nr_mbufs, q->server ? q->srv_sge : q->clt_sge);
 	seq_printf(m, "  max_inline: %u\n  send_inv: %d\n  inline_data: %u\n", q->max_inline,
 		   q->send_inv, q->inline_data);
 	/* every counter is in the table */

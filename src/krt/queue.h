@@ -32,6 +32,19 @@ struct krt_large {
 	struct ib_mr		*mr;
 };
 
+/**
+ * struct krt_mbuf - a client's send buffer of %KRT_MSG_BUF bytes, one of
+ *	a queue's few (krt_q_nr_mbufs()), for a message over %KRT_SLOT_BUF
+ * @entry: on q->mbuf_free while free; q->lock
+ * @va: the buffer
+ * @dma: its DMA address (DMA_TO_DEVICE)
+ */
+struct krt_mbuf {
+	struct list_head	entry;
+	void			*va;
+	u64			dma;
+};
+
 enum krt_slot_state {
 	KRT_SLOT_FREE,
 	KRT_SLOT_BUSY,
@@ -64,6 +77,7 @@ struct krt_slot {
 	struct scatterlist	*sg_own;	/* q->own_pages entries, preallocated */
 	struct scatterlist	*sg;		/* @sg_own or @large's, while mapped */
 	struct krt_large	*large;		/* taken for a large buffer; q->lock */
+	struct krt_mbuf		*mbuf;		/* taken for a long message; q->lock */
 	unsigned int		nr_sg;		/* entries mapped, 0 when not; q->lock */
 	u16			idx;
 	u16			gen;
@@ -71,11 +85,12 @@ struct krt_slot {
 	u8			pending;
 	bool			timed_out;
 	bool			inv_left;	/* LOCAL_INV entry still reserved */
+	bool			send_held;	/* SEND end held (fault/hold_sends); q->lock */
 	struct ib_mr		*mr;
 	struct ib_cqe		send_cqe;
 	struct ib_cqe		inv_cqe;
 	struct ib_cqe		reg_cqe;
-	void			*va;
+	void			*va;		/* KRT_SLOT_BUF bytes */
 	u64			dma;
 };
 
@@ -149,10 +164,15 @@ struct krt_sreq {
  * @mr_pages: pages an MR maps
  * @own_pages: pages of a slot's or server request's own scatterlist and
  *	MR (KRT_SG_OWN, or @mr_pages if fewer)
+ * @nr_mrs: MRs of the QP's pool: @depth, or krt_q_srv_nr_mrs() (server)
  * @nr_large: large sets (struct krt_large) for buffers over @own_pages
  * @large: @nr_large of them
  * @large_free: those free; q->lock
  * @large_sgs: their scatterlists, @mr_pages entries each
+ * @nr_mbufs: client: send buffers for long messages
+ * @mbufs: @nr_mbufs of them
+ * @mbuf_free: those free; q->lock
+ * @clt_sge: client: entries a SEND may name (header, inline write data)
  * @max_inline: inline data the QP takes
  * @send_inv: the device does SEND_WITH_INV and remote invalidation
  * @inline_data: bytes of message and write data a request may carry
@@ -160,6 +180,8 @@ struct krt_sreq {
  * @zombies: slots of timed-out requests; q->lock
  * @waiting: requests waiting for room; q->lock
  * @nr_waiting: their number; q->lock
+ * @nr_wait_large: of them those needing a large set or a message buffer
+ *	(krt_q_req_extra()); q->lock
  * @free_slots: q->lock
  * @sfree: free server requests; q->lock
  * @swait: server requests waiting for room; q->lock
@@ -220,17 +242,22 @@ struct krt_queue {
 	u32			max_io;
 	u32			mr_pages;
 	u32			own_pages;
+	u32			nr_mrs;
 	u32			nr_large;
 	struct krt_large	*large;
 	struct list_head	large_free;
 	struct scatterlist	*large_sgs;
+	u32			nr_mbufs;
+	struct krt_mbuf		*mbufs;
+	struct list_head	mbuf_free;
+	u32			clt_sge;
 	u32			max_inline;
 	bool			send_inv;
 	u32			inline_data;
 	u32			zombies;
 	struct list_head	waiting;
 	u32			nr_waiting;
-	u32			nr_wait_large;	/* of them needing a large set; q->lock */
+	u32			nr_wait_large;
 	struct list_head	free_slots;
 	struct list_head	sfree;
 	struct list_head	swait;
@@ -305,6 +332,25 @@ static inline bool krt_q_req_large(const struct krt_queue *q, const struct krt_r
 	       (krt_q_needs_large(q, req->nr_bvec) || krt_q_len_needs_large(q, req->data_len));
 }
 
+/* A client request's header and message do not fit its slot's buffer. */
+static inline bool krt_q_req_long(const struct krt_req *req)
+{
+	return sizeof(struct krt_msg_hdr) + req->msg_len > KRT_SLOT_BUF;
+}
+
+/* A client request needs a large set or a message buffer besides a slot. */
+static inline bool krt_q_req_extra(const struct krt_queue *q, const struct krt_req *req)
+{
+	return krt_q_req_large(q, req) || krt_q_req_long(req);
+}
+
+/* What krt_q_req_extra() needs is free.  q->lock held. */
+static inline bool krt_q_extra_free(const struct krt_queue *q, const struct krt_req *req)
+{
+	return (!krt_q_req_large(q, req) || !list_empty(&q->large_free)) &&
+	       (!krt_q_req_long(req) || !list_empty(&q->mbuf_free));
+}
+
 void krt_q_bvec_copy(void *buf, const struct bio_vec *bvec, unsigned int nr,
 		     u32 len, bool to_pages);
 int krt_q_post_recv(struct krt_queue *q, struct krt_rbuf *rb);
@@ -317,11 +363,12 @@ void krt_slot_mr_put_locked(struct krt_queue *q, struct krt_slot *s);
 void krt_q_complete(struct krt_queue *q, struct list_head *done);
 void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc);
 void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void krt_slot_send_end_locked(struct krt_queue *q, struct krt_slot *s,
+			      struct list_head *done);
 void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc);
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req);
 void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
-		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc,
-		    bool held);
+		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc);
 void krt_q_hand_back(struct krt_queue *q, struct list_head *done);
 void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done);
 
@@ -333,6 +380,7 @@ void krt_sreq_data_done(struct ib_cq *cq, struct ib_wc *wc);
 void krt_q_recv_req(struct krt_queue *q, struct krt_rbuf *rb,
 		    const struct krt_msg_hdr *h, u32 bytes);
 bool krt_q_kick_srv_locked(struct krt_queue *q);
+u32 krt_q_srv_nr_mrs(const struct krt_queue *q);
 void krt_sreq_release(struct krt_sreq *r);
 void krt_sreq_xfer_abort(struct krt_sreq *r);
 int krt_q_srv_publish(struct krt_queue *q);

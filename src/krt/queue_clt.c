@@ -20,6 +20,18 @@ static bool krt_remote_inv = true;
 module_param_named(remote_invalidate, krt_remote_inv, bool, 0644);
 MODULE_PARM_DESC(remote_invalidate, "Ask servers for SEND_WITH_INV where the device has it (default: on)");
 
+/*
+ * An inline write's data is copied behind its message where the send
+ * buffer holds both: a slot's own buffer, or a message buffer (taken for
+ * a long message: it holds any inline write), and then sent inline where
+ * the QP takes it; larger data goes by its pages.
+ */
+static bool krt_q_inline_copy(const struct krt_req *req)
+{
+	return krt_q_req_long(req) ||
+	       sizeof(struct krt_msg_hdr) + req->msg_len + req->data_len <= KRT_SLOT_BUF;
+}
+
 static enum dma_data_direction krt_req_dma_dir(enum krt_data_dir dir)
 {
 	return dir == KRT_DATA_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
@@ -48,6 +60,15 @@ static void krt_q_count_req(struct krt_queue *q, const struct krt_req *req, bool
 
 /* ---- client side ---- */
 
+/* A slot's message buffer is free again (its SEND ended).  q->lock held. */
+static void krt_slot_mbuf_put_locked(struct krt_queue *q, struct krt_slot *s)
+{
+	if (s->mbuf) {
+		list_add(&s->mbuf->entry, &q->mbuf_free);
+		s->mbuf = NULL;
+	}
+}
+
 void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
 {
 	if (s->inv_left) {
@@ -56,6 +77,8 @@ void krt_slot_free_locked(struct krt_queue *q, struct krt_slot *s)
 	}
 	if (s->state == KRT_SLOT_ZOMBIE)
 		q->zombies--;
+	krt_slot_mbuf_put_locked(q, s);
+	s->send_held = false;
 	s->state = KRT_SLOT_FREE;
 	s->req = NULL;
 	s->gen++;
@@ -144,6 +167,42 @@ void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	krt_q_wc_failed(s->q, wc, "REG_MR");	/* unsignalled: errors only */
 }
 
+/*
+ * A request's SEND completed: from its completion, or late from the
+ * queue's timer (fault/hold_sends, s->send_held).  q->lock held.
+ */
+void krt_slot_send_end_locked(struct krt_queue *q, struct krt_slot *s,
+			      struct list_head *done)
+{
+	q->sq_avail += s->mr ? 2 : 1;
+	s->pending &= ~KRT_P_SEND;
+	/*
+	 * the device is done reading the message buffer (a timed-out
+	 * request waiting for its reply does not keep it) and an inline
+	 * write's pages
+	 */
+	krt_slot_mbuf_put_locked(q, s);
+	if (!s->mr && s->nr_sg) {
+		krt_slot_unmap_locked(q, s);
+		/* it timed out before this: it ends now, as in krt_q_timer() */
+		if (s->timed_out && s->state == KRT_SLOT_BUSY &&
+		    (s->pending & KRT_P_REPLY)) {
+			s->req->status = -ETIMEDOUT;
+			list_add_tail(&s->req->krt_entry, done);
+			q->stats.timeouts++;
+			krt_stat_inc(q->conn, KRT_A_STAT_ERR_TIMEOUT);
+			atomic64_inc(&krt_dp_stats.timeouts);
+			s->state = KRT_SLOT_ZOMBIE;
+			if (++q->zombies > q->nr_slots / 2)
+				krt_q_reset_locked(q, "most requests unanswered");
+		}
+	}
+	if (!s->pending)
+		krt_slot_finish_locked(q, s, done);
+	else
+		krt_q_kick_locked(q, done);
+}
+
 void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct krt_slot *s = container_of(wc->wr_cqe, struct krt_slot, send_cqe);
@@ -152,12 +211,13 @@ void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	krt_q_wc_failed(q, wc, "request SEND");
 	spin_lock_bh(&q->lock);
-	q->sq_avail += s->mr ? 2 : 1;
-	s->pending &= ~KRT_P_SEND;
-	if (!s->pending)
-		krt_slot_finish_locked(q, s, &done);
-	else
-		krt_q_kick_locked(q, &done);
+	if (wc->status == IB_WC_SUCCESS && ((!s->mr && s->nr_sg) || s->mbuf) &&
+	    krt_fault_hold_sends()) {
+		s->send_held = true;	/* krt_q_timer() ends it */
+		spin_unlock_bh(&q->lock);
+		return;
+	}
+	krt_slot_send_end_locked(q, s, &done);
 	spin_unlock_bh(&q->lock);
 	krt_q_complete(q, &done);
 }
@@ -208,26 +268,33 @@ static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
 /*
  * A client write small enough to go with its data in the request
  * (%KRT_MF_INLINE): within what the server offered and the local
- * ``inline_data``.  q->lock held.
+ * ``inline_data``, and either copied into its send buffer
+ * (krt_q_inline_copy()) or in few enough segments for the SEND to name
+ * each beside the header.  q->lock held.
  */
 static bool krt_q_req_inline(const struct krt_queue *q, const struct krt_req *req)
 {
 	return req->dir == KRT_DATA_WRITE &&
-	       req->msg_len + req->data_len <= min(q->inline_data, krt_q_inline_offer());
+	       req->msg_len + req->data_len <= min(q->inline_data, krt_q_inline_offer()) &&
+	       (req->nr_bvec < q->clt_sge || krt_q_inline_copy(req));
 }
 
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 {
 	bool hb = req == &q->hb_req, inl = !hb && krt_q_req_inline(q, req);
-	bool data = req->dir != KRT_DATA_NONE && !inl;
+	bool data = req->dir != KRT_DATA_NONE && !inl, copy = inl && krt_q_inline_copy(req);
 	struct krt_slot *s = hb ? q->hb_slot :
 		list_first_entry(&q->free_slots, struct krt_slot, entry);
 	struct ib_send_wr wr, *first = &wr;
+	struct ib_sge sge[1 + KRT_CLT_SGE];
+	struct scatterlist *sg;
 	struct ib_reg_wr reg;
-	struct ib_sge sge;
-	u32 len = sizeof(struct krt_msg_hdr) + req->msg_len + (inl ? req->data_len : 0);
+	u32 hlen = sizeof(struct krt_msg_hdr) + req->msg_len;
+	u32 len = hlen + (inl ? req->data_len : 0);
 	u16 flags = 0;
-	int ret;
+	void *va;
+	u64 dma;
+	int ret, i;
 
 	if (!hb)
 		list_del_init(&s->entry);
@@ -235,6 +302,13 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	s->req = req;
 	s->pending = KRT_P_SEND | KRT_P_REPLY;
 	s->inv_left = false;
+	/* the caller saw a message buffer free where one is needed */
+	if (krt_q_req_long(req)) {
+		s->mbuf = list_first_entry(&q->mbuf_free, struct krt_mbuf, entry);
+		list_del_init(&s->mbuf->entry);
+	}
+	va = s->mbuf ? s->mbuf->va : s->va;
+	dma = s->mbuf ? s->mbuf->dma : s->dma;
 	q->sq_avail -= data ? KRT_WR_REQ : 1;
 	q->credits--;
 	if (data) {
@@ -270,36 +344,63 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		flags = req->dir == KRT_DATA_READ ? KRT_MF_READ : KRT_MF_WRITE;
 		if (q->send_inv && READ_ONCE(krt_remote_inv))
 			flags |= KRT_MF_INV;
-	} else if (inl) {
-		/* the data goes in the message: no MR, nothing mapped */
+	} else if (copy) {
+		/* the data goes in the message, copied: no MR, nothing mapped */
 		s->mr = NULL;
 		s->large = NULL;
+		flags = KRT_MF_WRITE | KRT_MF_INLINE;
+	} else if (inl) {
+		/*
+		 * the data goes in the message, named by its pages (mapped
+		 * until the SEND completes), as nvme-rdma's inline data: no
+		 * MR, no copy
+		 */
+		s->mr = NULL;
+		s->large = NULL;
+		s->sg = s->sg_own;
+		ret = krt_slot_map_locked(q, s, req);
+		if (ret) {
+			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
+			q->sq_avail++;
+			q->credits++;
+			krt_slot_free_locked(q, s);
+			return ret;
+		}
 		flags = KRT_MF_WRITE | KRT_MF_INLINE;
 	}
 	if (req->krt_sends++)
 		flags |= KRT_MF_RESENT;
-	krt_q_fill_hdr(q, s->va, KRT_OP_REQ, flags, len, req->service,
+	krt_q_fill_hdr(q, va, KRT_OP_REQ, flags, len, req->service,
 		       (u32)s->gen << 16 | s->idx, 0, req->id);
-	if (s->mr) {
-		struct krt_msg_hdr *h = s->va;
+	if (s->mr || inl) {
+		struct krt_msg_hdr *h = va;
 
-		h->addr = cpu_to_be64(s->mr->iova);
-		h->rkey = cpu_to_be32(s->mr->rkey);
+		if (s->mr) {
+			h->addr = cpu_to_be64(s->mr->iova);
+			h->rkey = cpu_to_be32(s->mr->rkey);
+		}
 		h->data_len = cpu_to_be32(req->data_len);
 	}
 	if (req->msg_len)
-		memcpy(s->va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
-	if (inl) {
-		struct krt_msg_hdr *h = s->va;
-
-		h->data_len = cpu_to_be32(req->data_len);
-		krt_q_bvec_copy(s->va + sizeof(*h) + req->msg_len, req->bvec,
-				req->nr_bvec, req->data_len, false);
+		memcpy(va + sizeof(struct krt_msg_hdr), req->msg, req->msg_len);
+	if (copy) {
+		krt_q_bvec_copy(va + hlen, req->bvec, req->nr_bvec, req->data_len, false);
+		hlen = len;
 		q->stats.inline_writes++;
 	}
-	ib_dma_sync_single_for_device(q->ibdev, s->dma, len, DMA_TO_DEVICE);
-	krt_send_wr(&wr, &sge, &s->send_cqe, s->va, s->dma, len, q->lkey,
-		    len <= q->max_inline);
+	ib_dma_sync_single_for_device(q->ibdev, dma, hlen, DMA_TO_DEVICE);
+	krt_send_wr(&wr, &sge[0], &s->send_cqe, va, dma, hlen, q->lkey,
+		    hlen == len && len <= q->max_inline);
+	if (inl && !copy) {
+		for_each_sg(s->sg, sg, req->krt_nents, i) {
+			sge[1 + i].addr = sg_dma_address(sg);
+			sge[1 + i].length = sg_dma_len(sg);
+			sge[1 + i].lkey = q->lkey;
+		}
+		wr.num_sge = 1 + req->krt_nents;
+		q->stats.inline_writes++;
+	}
 	if (hb)
 		q->stats.heartbeats++;
 	else
@@ -343,14 +444,14 @@ static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
 }
 
 /*
- * A reply, from the receive completion or, @held, late from the queue's
- * held timer (fault/delay_rx).  The held timer runs beside the CQ's
- * handlers: KRT_P_HELD keeps the slot's SEND or LOCAL_INV completion from
- * freeing it while the reply is still handled here.
+ * A reply, from the receive completion or late from the queue's held
+ * timer (fault/delay_rx).  The held timer and the queue's timer (a SEND
+ * completion held by fault/hold_sends) run beside the CQ's handlers:
+ * KRT_P_HELD keeps the slot's SEND or LOCAL_INV completion from freeing
+ * it while the reply is still handled here.
  */
 void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
-		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc,
-		    bool held)
+		    const struct krt_msg_hdr *h, u32 bytes, struct ib_wc *wc)
 {
 	u32 tag = be32_to_cpu(h->tag), plen = bytes - sizeof(*h);
 	u16 idx = tag & 0xffff, gen = tag >> 16;
@@ -380,9 +481,11 @@ void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 		krt_q_malformed(q, "reply invalidated a key it was not given");
 		return;
 	}
+	/*
+	 * KRT_P_HELD until the end below, across the unlocked re-post
+	 */
 	s->pending &= ~KRT_P_REPLY;
-	if (held)
-		s->pending |= KRT_P_HELD;
+	s->pending |= KRT_P_HELD;
 	q->stats.reps_recv++;
 	req = s->req;
 	if (req != &q->hb_req)
@@ -476,10 +579,13 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	n = atomic_inc_return(&q->inflight);
 	krt_hwm_raise(&q->conn->st.inflight_hwm, n);
 	krt_hwm_raise(&q->conn->peer->st.inflight_hwm, n);
-	large = krt_q_req_large(q, req);
-	/* requests that wait for a large set only do not hold up others */
+	large = krt_q_req_extra(q, req);
+	/*
+	 * requests that wait only for a large set or a message buffer do
+	 * not hold up others
+	 */
 	if ((list_empty(&q->waiting) || (!large && q->nr_waiting == q->nr_wait_large)) &&
-	    (!large || !list_empty(&q->large_free)) && krt_q_room_for_req(q, req)) {
+	    (!large || krt_q_extra_free(q, req)) && krt_q_room_for_req(q, req)) {
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
 			ret = 0;	/* krt_queue_destroy() completes it */
@@ -503,7 +609,8 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	q->nr_waiting++;
 	if (large) {
 		q->nr_wait_large++;
-		q->stats.large_waits += list_empty(&q->large_free);
+		q->stats.large_waits += krt_q_req_large(q, req) && list_empty(&q->large_free);
+		q->stats.msg_buf_waits += krt_q_req_long(req) && list_empty(&q->mbuf_free);
 	}
 	list_add_tail(&req->krt_entry, &q->waiting);
 	goto out_unlock;
@@ -558,27 +665,32 @@ void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
 void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done)
 {
 	struct krt_req *req, *tmp;
-	bool skip_large = false, large;
+	bool skip_large = false, skip_mbuf = false, lg, lm;
 	int ret;
 
 	/*
-	 * In order, but past requests that wait for a large set: once one
-	 * does, every later one needing a set waits too (no overtaking
-	 * among them)
+	 * In order, but past requests that wait for a large set or a
+	 * message buffer: once one does, every later one needing the same
+	 * waits too (no overtaking among them)
 	 */
 	list_for_each_entry_safe(req, tmp, &q->waiting, krt_entry) {
 		if (!q->ready)
 			break;
-		large = krt_q_req_large(q, req);
-		if (large && (skip_large || list_empty(&q->large_free))) {
-			skip_large = true;
+		lg = krt_q_req_large(q, req);
+		lm = krt_q_req_long(req);
+		/* what it misses, or waits for behind an earlier one */
+		lg = lg && (skip_large || list_empty(&q->large_free));
+		lm = lm && (skip_mbuf || list_empty(&q->mbuf_free));
+		if (lg || lm) {
+			skip_large |= lg;
+			skip_mbuf |= lm;
 			continue;
 		}
 		if (!krt_q_room_for_req(q, req))
 			break;
 		list_del_init(&req->krt_entry);
 		q->nr_waiting--;
-		q->nr_wait_large -= large;
+		q->nr_wait_large -= krt_q_req_extra(q, req);
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
 			krt_q_reset_locked(q, "cannot post a work request");

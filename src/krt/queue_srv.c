@@ -17,7 +17,7 @@
 /* Server transfers without an MR where they fit: krt_sreq_direct(). */
 static bool krt_srv_direct = true;
 module_param_named(srv_direct, krt_srv_direct, bool, 0644);
-MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs of 16 entries by DMA address, without an MR (default: Y; N: REG_MR and LOCAL_INV for each)");
+MODULE_PARM_DESC(srv_direct, "Server transfers of up to 3 WRs of 16 entries by DMA address, without an MR (default: Y; N: REG_MR and LOCAL_INV for each, while one of the 8 MRs of a connection accepted under Y is free, and always on connections accepted under N)");
 
 /*
  * Server queues by id, for &struct krt_srv_ref: looked up under RCU (a
@@ -591,16 +591,42 @@ static int krt_sreq_mr_access(const struct krt_queue *q, enum krt_data_dir dir)
  * it fits in KRT_WR_DATA RDMA WRs and, for an RDMA READ (a client write),
  * the device can read into unregistered memory efficiently.
  */
-static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
+static bool krt_sreq_can_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
 {
 	u32 per = dir == KRT_DATA_READ ? q->srv_sge : q->srv_sge_rd;
 
-	if (!per || !READ_ONCE(krt_srv_direct))
+	if (!per)
 		return false;
 	/* as rdma_rw_io_needs_mr(): a READ of more than max_sgl_rd entries */
 	if (dir == KRT_DATA_WRITE && q->max_sgl_rd && nents > q->max_sgl_rd)
 		return false;
 	return nents <= per * KRT_WR_DATA;
+}
+
+static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
+{
+	return READ_ONCE(krt_srv_direct) && krt_sreq_can_direct(q, dir, nents);
+}
+
+/**
+ * krt_q_srv_nr_mrs() - MRs of a server queue's pool
+ * @q: the queue, its depth and server limits set
+ *
+ * Accepted while ``srv_direct`` is on, a queue that can move every buffer
+ * of up to @q->own_pages pages without an MR (krt_sreq_can_direct())
+ * keeps %KRT_SRV_MRS of them, for ``srv_direct=0`` set later: a transfer
+ * finding none free then moves without.  Otherwise (accepted while off,
+ * iWARP, few entries per WR) every server request may hold one.
+ *
+ * Return: MRs to allocate for the pool.
+ */
+u32 krt_q_srv_nr_mrs(const struct krt_queue *q)
+{
+	if (READ_ONCE(krt_srv_direct) &&
+	    krt_sreq_can_direct(q, KRT_DATA_READ, q->own_pages) &&
+	    krt_sreq_can_direct(q, KRT_DATA_WRITE, q->own_pages))
+		return min_t(u32, q->depth, KRT_SRV_MRS);
+	return q->depth;
 }
 
 /*
@@ -737,10 +763,17 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 		/*
 		 * Register now, so that a registration failure is the
 		 * caller's error, not a reason to reset the connection when
-		 * it is posted later.  A server request holds at most one of
-		 * depth MRs.
+		 * it is posted later.  A server request holds at most one MR;
+		 * the pool has one per request unless every transfer can go
+		 * without (krt_q_srv_nr_mrs()).
 		 */
 		r->mr = r->large ? r->large->mr : krt_q_mr_get(q);
+		/*
+		 * srv_direct=0 since the queue was accepted, its few MRs
+		 * taken: move without
+		 */
+		if (!r->mr && krt_sreq_can_direct(q, sreq->dir, r->nents))
+			goto direct;
 		ret = r->mr ? krt_frwr_reg(r->mr, sgl, r->nents, &r->reg,
 					   krt_sreq_mr_access(q, sreq->dir)) : -EBUSY;
 		if (ret) {
@@ -754,6 +787,7 @@ static int krt_sreq_data(struct krt_srv_req *sreq, struct bio_vec *bvec,
 			return ret;
 		}
 	}
+direct:
 	r->sgl = sgl;
 	r->nr_bvec = nr_bvec;
 	r->data_done = done;
