@@ -205,7 +205,6 @@ struct krt_sreq {
  *	q->lock
  * @hb_ms: heartbeat interval (client) or the client's (server)
  * @hb_misses: intervals without a message before a reset
- * @in_timer: the timer runs the data path (no completion there); q->lock
  * @mrs_used: MRs taken from the QP's pool; q->lock
  * @srv_sge: server: entries per RDMA WRITE (the QP's max_write_sge)
  * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
