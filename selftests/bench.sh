@@ -298,7 +298,7 @@ teardown() {
 	check_eq "$(rdma resource show mr 2> /dev/null | grep -c 'comm \[krt\]')" 0 "MRs after rmmod"
 }
 
-ktap_plan 9
+ktap_plan 10
 run_case setup setup
 run_case counted_send_read_write_depth_1_8 counted
 run_case text_output_same_names text_output

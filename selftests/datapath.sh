@@ -587,7 +587,7 @@ no_service() {
 	unload_krt
 }
 
-ktap_plan 18
+ktap_plan 20
 run_case setup setup
 run_case ping_payload_verified ping_verified
 run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
