@@ -837,20 +837,24 @@ static inline bool krt_fault_silent(void)
 	return unlikely(READ_ONCE(krt_fi_silent));
 }
 
+/* a fault set for MS milliseconds (fault/stall_data, fault/hold_sends) lasts */
+static inline bool krt_fault_until(const unsigned long *knob)
+{
+	unsigned long until = READ_ONCE(*knob);
+
+	return unlikely(until) && time_before(jiffies, until);
+}
+
 /* fault/stall_data: server transfers wait as if the SQ were full */
 static inline bool krt_fault_stall_data(void)
 {
-	unsigned long until = READ_ONCE(krt_fi_stall_until);
-
-	return unlikely(until) && time_before(jiffies, until);
+	return krt_fault_until(&krt_fi_stall_until);
 }
 
 /* fault/hold_sends: SEND completions of by-pages inline writes and long messages wait */
 static inline bool krt_fault_hold_sends(void)
 {
-	unsigned long until = READ_ONCE(krt_fi_hold_sends_until);
-
-	return unlikely(until) && time_before(jiffies, until);
+	return krt_fault_until(&krt_fi_hold_sends_until);
 }
 
 /* fault/drop_rx_conn: drop this message @conn received (counted down) */

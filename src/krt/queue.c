@@ -827,6 +827,11 @@ static void krt_q_timer(struct timer_list *t)
 	for (i = 0; !q->server && i < q->nr_slots; i++) {
 		struct krt_slot *s = &q->slots[i];
 
+		/* a SEND completion held by fault/hold_sends, once it ended */
+		if (s->send_held && !krt_fault_hold_sends()) {
+			s->send_held = false;
+			krt_slot_send_end_locked(q, s, &done);
+		}
 		/* answered, waiting only for its SEND or LOCAL_INV: not late */
 		if (s->state != KRT_SLOT_BUSY || s->timed_out ||
 		    !(s->pending & KRT_P_REPLY) ||
@@ -845,21 +850,8 @@ static void krt_q_timer(struct timer_list *t)
 			why = "request with data timed out";
 			continue;
 		}
-		s->req->status = -ETIMEDOUT;
-		list_add_tail(&s->req->krt_entry, &done);
-		s->state = KRT_SLOT_ZOMBIE;
-		q->zombies++;
-		if (q->zombies > q->nr_slots / 2)
+		if (krt_slot_zombie_locked(q, s, &done))
 			why = "most requests unanswered";
-	}
-	/* SEND completions held by fault/hold_sends, once it ended */
-	for (i = 0; !q->server && i < q->nr_slots; i++) {
-		struct krt_slot *s = &q->slots[i];
-
-		if (s->send_held && !krt_fault_hold_sends()) {
-			s->send_held = false;
-			krt_slot_send_end_locked(q, s, &done);
-		}
 	}
 	q->stats.timeouts += n;
 	if (n)

@@ -364,6 +364,8 @@ void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc);
 void krt_slot_send_done(struct ib_cq *cq, struct ib_wc *wc);
 void krt_slot_send_end_locked(struct krt_queue *q, struct krt_slot *s,
 			      struct list_head *done);
+bool krt_slot_zombie_locked(struct krt_queue *q, struct krt_slot *s,
+			    struct list_head *done);
 void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc);
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req);
 void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,

@@ -167,6 +167,23 @@ void krt_slot_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	krt_q_wc_failed(s->q, wc, "REG_MR");	/* unsignalled: errors only */
 }
 
+/**
+ * krt_slot_zombie_locked() - a timed-out request without an MR ends now
+ * @q: its queue; q->lock held
+ * @s: its slot, busy, its pages unmapped: it waits for the late reply
+ * @done: where the request goes for completion
+ *
+ * Return: most of the queue's slots are zombies (the caller resets it).
+ */
+bool krt_slot_zombie_locked(struct krt_queue *q, struct krt_slot *s,
+			    struct list_head *done)
+{
+	s->req->status = -ETIMEDOUT;
+	list_add_tail(&s->req->krt_entry, done);
+	s->state = KRT_SLOT_ZOMBIE;
+	return ++q->zombies > q->nr_slots / 2;
+}
+
 /*
  * A request's SEND completed: from its completion, or late from the
  * queue's timer (fault/hold_sends, s->send_held).  q->lock held.
@@ -187,13 +204,10 @@ void krt_slot_send_end_locked(struct krt_queue *q, struct krt_slot *s,
 		/* it timed out before this: it ends now, as in krt_q_timer() */
 		if (s->timed_out && s->state == KRT_SLOT_BUSY &&
 		    (s->pending & KRT_P_REPLY)) {
-			s->req->status = -ETIMEDOUT;
-			list_add_tail(&s->req->krt_entry, done);
 			q->stats.timeouts++;
 			krt_stat_inc(q->conn, KRT_A_STAT_ERR_TIMEOUT);
 			atomic64_inc(&krt_dp_stats.timeouts);
-			s->state = KRT_SLOT_ZOMBIE;
-			if (++q->zombies > q->nr_slots / 2)
+			if (krt_slot_zombie_locked(q, s, done))
 				krt_q_reset_locked(q, "most requests unanswered");
 		}
 	}
@@ -327,16 +341,8 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 					   req->dir == KRT_DATA_READ ?
 					   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE :
 					   IB_ACCESS_REMOTE_READ);
-		if (ret) {
-			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
-			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
-			krt_slot_unmap_locked(q, s);
-			krt_slot_mr_put_locked(q, s);
-			q->sq_avail += KRT_WR_REQ;
-			q->credits++;
-			krt_slot_free_locked(q, s);
-			return ret;
-		}
+		if (ret)
+			goto err_unwind;
 		reg.wr.wr_cqe = &s->reg_cqe;
 		reg.wr.next = &wr;
 		first = &reg.wr;
@@ -359,14 +365,8 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 		s->large = NULL;
 		s->sg = s->sg_own;
 		ret = krt_slot_map_locked(q, s, req);
-		if (ret) {
-			krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
-			trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
-			q->sq_avail++;
-			q->credits++;
-			krt_slot_free_locked(q, s);
-			return ret;
-		}
+		if (ret)
+			goto err_unwind;
 		flags = KRT_MF_WRITE | KRT_MF_INLINE;
 	}
 	if (req->krt_sends++)
@@ -420,6 +420,17 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	trace_krt_req_send(q->conn, req, hb, q->credits);
 	trace_krt_req_resend(q->conn, req);
 	return 0;
+
+err_unwind:
+	/* the buffer could not be mapped or registered: nothing was posted */
+	krt_stat_inc(q->conn, KRT_A_STAT_ERR_REG);
+	trace_krt_mr_error(q->conn, req->id, req->data_len, ret);
+	krt_slot_unmap_locked(q, s);
+	krt_slot_mr_put_locked(q, s);
+	q->sq_avail += data ? KRT_WR_REQ : 1;
+	q->credits++;
+	krt_slot_free_locked(q, s);
+	return ret;
 }
 
 static bool krt_q_room_for_req(struct krt_queue *q, struct krt_req *req)
