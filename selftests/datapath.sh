@@ -107,12 +107,14 @@ srv_paths() {
 		"server transfers without/with MR while srv_direct=0"
 	# a server queue accepted with srv_direct=1 that can move every
 	# buffer of up to 17 pages without an MR keeps 8 in its pool
-	# (pool_mrs), a client queue one per slot; with srv_direct=0 set
-	# later, transfers beyond those 8 go without
+	# (pool_mrs), a client queue half its depth, at least 32 (mr_ios);
+	# with srv_direct=0 set later, transfers beyond those 8 go without
 	check_eq "$(awk '$1 == "role:" { r = $2 } $1 == "depth:" { d = $2 }
-		$1 == "pool_mrs:" { n++; w = d; if (r == "server" && d > 8) w = 8; if ($2 != w) bad++ }
+		$1 == "pool_mrs:" { n++; w = d; if (r == "server" && d > 8) w = 8
+			if (r == "client") { w = int(d / 2); if (w < 32) w = 32; if (w > d) w = d }
+			if ($2 != w) bad++ }
 		END { print n + 0 " " bad + 0 }' "$KRT_DBG/conns" | sed 's/^[1-9][0-9]* /n /')" "n 0" \
-		"queues whose pool MRs are not depth (client) or min(depth, 8) (server)"
+		"queues whose pool MRs are not min(depth, max(depth/2, 32)) (client) or min(depth, 8) (server)"
 	d0=$(sum_all srv_direct)
 	m0=$(sum_all srv_mr)
 	run_ok x xfer dp op write size 64k count 256 depth 128
@@ -259,14 +261,14 @@ inline_writes() {
 
 # A buffer of up to 17 pages (64 KiB at any offset) uses its slot's or
 # server request's own scatterlist and MR; a larger one one of the queue's
-# few large sets (a quarter of the depth, at least 8).  A client with more
-# large buffers than sets waits for one, a server defers the request; the
-# data arrives intact either way.
+# few large sets (a quarter of the depth, at least 4, at most 8 MiB of
+# them).  A client with more large buffers than sets waits for one, a
+# server defers the request; the data arrives intact either way.
 large_sets() {
 	local old
 	old=$(cat /sys/module/krt/parameters/max_inbound_depth)
-	# the server grants depth 32 (8 sets) to a client of depth 64 (16 sets)
-	echo 32 > /sys/module/krt/parameters/max_inbound_depth
+	# the server grants depth 16 (4 sets) to a client of depth 64 (8 sets)
+	echo 16 > /sys/module/krt/parameters/max_inbound_depth
 	"$KRTCTL" peer add lg addr "$A" conns 1 depth 64 || fail "peer add lg"
 	wait_peer lg active 1 || fail "lg not up"
 	echo "$old" > /sys/module/krt/parameters/max_inbound_depth
@@ -280,14 +282,14 @@ large_sets_run() {
 	[ "$KRT_TS" -gt 1 ] && lg=256k
 	check_eq "$(awk '/^lg\// { q = 1; next } /^[^ ]/ { q = 0 }
 		q && ($1 == "own_pages:" || $1 == "large_sets:") { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" \
-		"17/16" "client: own pages/large sets"
-	# every queue, both ends: a quarter of its depth, at least 8, but no
-	# more than 16 MiB of max_io buffers (at least 2), at most the depth
+		"17/8" "client: own pages/large sets"
+	# every queue, both ends: a quarter of its depth, at least 4, but no
+	# more than 8 MiB of max_io buffers (at least 2), at most the depth
 	check_eq "$(awk '$1 == "depth:" { d = $2 } $1 == "mr_pages:" { p = $2 } $1 == "large_sets:" { n++
-			w = int(d / 4); if (w < 8) w = 8; b = int(16777216 / ((p - 1) * 4096)); if (b < 2) b = 2
+			w = int(d / 4); if (w < 4) w = 4; b = int(8388608 / ((p - 1) * 4096)); if (b < 2) b = 2
 			if (w > b) w = b; if (w > d) w = d; if ($2 != w) bad++ }
 		END { print n + 0 " " bad + 0 }' "$KRT_DBG/conns" | sed 's/^[1-9][0-9]* /n /')" "n 0" \
-		"queues whose large sets are not min(max(depth/4, 8), 16 MiB/max_io)"
+		"queues whose large sets are not min(max(depth/4, 4), 8 MiB/max_io)"
 	w0=$(sum_q lg large_waits)
 	d0=$(sum_all large_deferred)
 	s0=$(sum_q lg reqs_sent)
@@ -310,6 +312,55 @@ large_sets_run() {
 	[ "$(($(sum_q lg large_waits) - w0))" -gt 0 ] || fail "the client never waited for a large set"
 	[ "$(($(sum_all large_deferred) - d0))" -gt 0 ] || fail "the server never deferred for a large set"
 	diag "large sets: client waits $(($(sum_q lg large_waits) - w0)), server deferrals $(($(sum_all large_deferred) - d0))"
+}
+
+# A client keeps fewer MRs than slots (mr_ios, by default half its depth
+# but at least 32): a data request of up to 17 pages not sent inline
+# finding none free waits for one (mr_waits), and requests that need no
+# MR (pings, inline writes) are sent past those waiting.  The server
+# holds its transfers (fault/stall_data, and the replies queued behind
+# them), so 32 reads keep the 32 MRs meanwhile.
+mr_pool() {
+	local w0 s0 i0 q1 q2 q3 k
+	check_eq "$(cat /sys/module/krt/parameters/mr_ios)" 0 "mr_ios default"
+	"$KRTCTL" peer add mw addr "$A" conns 1 depth 64 || fail "peer add mw"
+	wait_peer mw active 1 || { fail "mw not up"; return 1; }
+	check_eq "$(qfield mw 0 pool_mrs)" 32 "client pool MRs at depth 64"
+	w0=$(sum_q mw mr_waits)
+	s0=$(sum_q mw reqs_sent)
+	i0=$(sum_q mw inline_writes)
+	echo $((20000 * KRT_TS > 60000 ? 60000 : 20000 * KRT_TS)) > "$KRT_DBG/fault/stall_data"
+	"$KRTCTL" -j xfer mw op read size 4k count 64 depth 64 timeout 300000 > "$TMPD/rd" 2>&1 &
+	q1=$!
+	for ((k = 0; k < 150 * KRT_TS; k++)); do
+		[ "$(qfield mw 0 pool_mrs_used)/$(qfield mw 0 waiting)" = 32/32 ] && break
+		sleep 0.1
+	done
+	check_eq "$(qfield mw 0 pool_mrs_used)/$(qfield mw 0 waiting)" "32/32" \
+		"MRs used/reads waiting behind the stall"
+	check_eq "$(($(sum_q mw mr_waits) - w0))" 32 "reads that waited for an MR"
+	# 16 inline writes at once and a ping: sent while the reads wait
+	"$KRTCTL" -j xfer mw op write size 511 count 16 depth 16 timeout 300000 > "$TMPD/wr" 2>&1 &
+	q2=$!
+	"$KRTCTL" -j ping mw count 4 timeout 300000 > "$TMPD/pg" 2>&1 &
+	q3=$!
+	for ((k = 0; k < 150 * KRT_TS; k++)); do
+		[ "$(($(sum_q mw reqs_sent) - s0))" -ge 49 ] && break
+		sleep 0.1
+	done
+	check_eq "$(($(sum_q mw reqs_sent) - s0))/$(qfield mw 0 waiting)/$(qfield mw 0 pool_mrs_used)" "49/32/32" \
+		"sent (32 reads, 16 writes, a ping)/reads still waiting/MRs used"
+	check_eq "$(($(sum_q mw inline_writes) - i0))" 16 "the writes sent inline (no MR)"
+	kill -0 $q1 2> /dev/null || fail "the reads ended before the stall did"
+	echo 0 > "$KRT_DBG/fault/stall_data"
+	wait $q1 $q2 $q3
+	check_eq "$(j rd ok)/$(j rd mismatches)/$(j rd errors)" "64/0/0" "4 KiB reads, 64 at once on 32 MRs"
+	check_eq "$(j wr ok)/$(j wr mismatches)/$(j wr errors)" "16/0/0" "inline writes past them"
+	check_eq "$(j pg ok)/$(j pg errors)" "4/0" "pings past them"
+	check_eq "$(($(sum_q mw reqs_sent) - s0))" 84 "requests sent"
+	check_eq "$(qfield mw 0 pool_mrs_used)/$(sum_q mw waiting)/$(sum_q mw inflight)" "0/0/0" \
+		"pool MRs used/waiting/in flight after"
+	"$KRTCTL" peer del mw
 }
 
 concurrency() {
@@ -564,15 +615,16 @@ inline_checked() {
 	echo 1 > "$p" || { fail "cannot set check_inline"; return 1; }
 	c0=$(dp inline_checked)
 	b0=$(dp inline_bad)
-	run_ok x ping dp count 50 size 16
-	check_eq "$(j x ok)/$(j x errors)/$(j x mismatches)" "50/0/0" "pings with check_inline"
+	# a read's reply is a bare header (its request carries xfer's message)
+	run_ok x xfer dp op read size 4k count 50
+	check_eq "$(j x ok)/$(j x errors)/$(j x mismatches)" "50/0/0" "reads with check_inline"
 	echo 0 > "$p"
 	diag "max_inline $inl, inline SENDs checked: $(($(dp inline_checked) - c0))"
-	[ $(($(dp inline_checked) - c0)) -ge 100 ] ||
-		fail "$(($(dp inline_checked) - c0)) inline SENDs checked for 50 pings, want >= 100 (request and reply)"
+	[ $(($(dp inline_checked) - c0)) -ge 50 ] ||
+		fail "$(($(dp inline_checked) - c0)) inline SENDs checked for 50 reads, want >= 50 (the replies)"
 	check_eq "$(($(dp inline_bad) - b0))" 0 "inline SENDs failing the check"
 	c0=$(dp inline_checked)
-	run_ok x ping dp count 5 size 16
+	run_ok x xfer dp op read size 4k count 5
 	check_eq "$(($(dp inline_checked) - c0))" 0 "no checks with check_inline off"
 }
 
@@ -587,7 +639,7 @@ no_service() {
 	unload_krt
 }
 
-ktap_plan 20
+ktap_plan 21
 run_case setup setup
 run_case ping_payload_verified ping_verified
 run_case integrity_1B_511B_4K_64K+1_1M_read_write integrity
@@ -598,6 +650,7 @@ run_case server_transfers_with_and_without_mr srv_paths
 run_case small_writes_inline_data inline_writes
 run_case server_completions_on_workqueue srv_poll_wq
 run_case large_buffers_share_few_large_sets large_sets
+run_case client_mr_pool_smaller_than_depth mr_pool
 run_case concurrency_8_threads_exactly_once concurrency
 run_case backpressure_depth_4_no_rnr backpressure
 run_case limits_emsgsize_enotconn limits

@@ -240,7 +240,7 @@ depth_capped() {
 inbound_sized_for_max_io() {
 	local m want in=in-4b52540000000dd2-0 mem="" prev=0
 	set_param max_inbound_depth 32 || return 1
-	# max_io: MR pages/own pages/large sets (a quarter of depth 32, at least 8)
+	# max_io: MR pages/own pages/large sets (a quarter of depth 32, at least 4)
 	for m in 65536:17/17/0 131072:33/17/8 1048576:257/17/8; do
 		want=${m#*:} m=${m%%:*}
 		fz_bg hold connect "$A" $PORT depth=32 credits=32 max_io=$m node=0x4b52540000000dd2 hold=60

@@ -117,8 +117,8 @@ xfer_by_kind() {
 	check_eq "$(($(dbg "$IN" srv_data_bytes_written) - sw0))" 614400 "srv_data_bytes_written"
 	check_eq "$(js st '.counters.data_bytes_read')" "$(dbg st data_bytes_read)" \
 		"netlink and debugfs agree"
-	# per connection: one of 17 pages per slot, and 8 large sets (max(32 / 4, 8))
-	check_eq "$(js st '.mrs')" 80 "MRs of the pool (2 x (depth 32 + 8 large sets))"
+	# per connection: 32 pool MRs (min(32, max(32 / 2, 32))), 8 large sets (max(32 / 4, 4))
+	check_eq "$(js st '.mrs')" 80 "MRs of the pool (2 x (32 pool MRs + 8 large sets))"
 	[ "$(js st '.mrs_hwm')" -ge 1 ] || fail "MR high-water mark not counted"
 	[ "$(js st '.inflight_hwm')" -ge 2 ] || fail "in-flight high-water mark: $(js st '.inflight_hwm')"
 	check_eq "$(js st '.inflight')/$(js st '.mrs_used')" "0/0" "idle gauges"

@@ -92,6 +92,8 @@ enum krt_data_dir {
  * @krt_peer: private to krt
  * @krt_sends: private to krt
  * @krt_from: private to krt
+ * @krt_inline: private to krt
+ * @krt_extra: private to krt
  */
 struct krt_req {
 	u16			service;
@@ -122,6 +124,8 @@ struct krt_req {
 	struct krt_peer		*krt_peer;
 	u32			krt_sends;
 	u32			krt_from;
+	bool			krt_inline;
+	u8			krt_extra;
 };
 
 /**

@@ -31,6 +31,9 @@
 #include <linux/slab.h>
 #include "krt.h"
 #include "trace.h"
+#include "wire.h"
+
+static_assert(sizeof(struct krt_msg_hdr) == KRT_QP_INLINE);
 
 static void krt_conn_release_work(struct work_struct *work);
 static void krt_conn_fatal_work(struct work_struct *work);
@@ -239,8 +242,8 @@ int krt_conn_setup_qp(struct krt_conn *conn, struct rdma_cm_id *id)
 					conn->inbound ? KRT_SRV_SGE : KRT_CLT_SGE);
 	attr.cap.max_recv_sge = 1;
 	/*
-	 * Inline SENDs for a header and a short message; more only grows
-	 * every send queue entry (the device's WQE holds the largest)
+	 * Inline SENDs for a bare header; more only grows every send queue
+	 * entry (the device's WQE holds the largest)
 	 */
 	attr.cap.max_inline_data = min_t(u32, dev->caps.max_inline, KRT_QP_INLINE);
 	injected = krt_fault_connect();

@@ -253,8 +253,23 @@ static const struct file_operations krt_fault_hold_fops = {
 
 /*
  * fault/stall_data and fault/hold_sends: "MS" (0..KRT_FAULT_DELAY_MAX)
- * sets the jiffies (the file's data) until which the fault lasts
+ * sets the jiffies (the file's data) until which the fault lasts; a read
+ * tells the milliseconds left by the kernel's clock (a test times what
+ * waits by it, not by its own clock)
  */
+static ssize_t krt_fault_stall_read(struct file *f, char __user *buf, size_t len,
+				    loff_t *ppos)
+{
+	unsigned long until = READ_ONCE(*(unsigned long *)file_inode(f)->i_private);
+	unsigned long now = jiffies;
+	char s[16];
+	int n;
+
+	n = scnprintf(s, sizeof(s), "%u\n", until && time_before(now, until) ?
+		      jiffies_to_msecs(until - now) : 0);
+	return simple_read_from_buffer(buf, len, ppos, s, n);
+}
+
 static ssize_t krt_fault_stall_write(struct file *f, const char __user *buf,
 				     size_t len, loff_t *ppos)
 {
@@ -274,8 +289,9 @@ static ssize_t krt_fault_stall_write(struct file *f, const char __user *buf,
 
 static const struct file_operations krt_fault_stall_fops = {
 	.owner	= THIS_MODULE,
+	.read	= krt_fault_stall_read,
 	.write	= krt_fault_stall_write,
-	.llseek	= noop_llseek,
+	.llseek	= default_llseek,
 };
 
 /*
@@ -435,8 +451,8 @@ void krt_fault_init(struct dentry *root)
 	debugfs_create_file("qp_fatal", 0200, fault, NULL, &krt_fault_qp_fatal_fops);
 	debugfs_create_file("drop_rx_conn", 0200, fault, NULL, &krt_fault_drop_conn_fops);
 	debugfs_create_file("delay_rx", 0200, fault, NULL, &krt_fault_delay_fops);
-	debugfs_create_file("stall_data", 0200, fault, &krt_fi_stall_until, &krt_fault_stall_fops);
-	debugfs_create_file("hold_sends", 0200, fault, &krt_fi_hold_sends_until,
+	debugfs_create_file("stall_data", 0600, fault, &krt_fi_stall_until, &krt_fault_stall_fops);
+	debugfs_create_file("hold_sends", 0600, fault, &krt_fi_hold_sends_until,
 			    &krt_fault_stall_fops);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 	/* quiet by default: fail-nth sweeps pass through these points too */

@@ -597,8 +597,14 @@ void krt_peer_shutdown(struct krt_peer *peer);
 
 #define KRT_RESOLVE_TIMEOUT_MS	2000
 #define KRT_MAX_DEPTH		4096
-/* largest inline SEND a QP is created for: a header and a short message */
-#define KRT_QP_INLINE		256
+/*
+ * largest inline SEND a QP is created for: a bare header (a heartbeat, a
+ * request or reply without a message).  A message goes by its registered
+ * buffer, as nvme-rdma sends every capsule: the inline size sizes every
+ * send queue entry (rxe: 208 bytes + the larger of it and 16 per SGE,
+ * rounded up to a power of two; mlx5: in 64-byte blocks).
+ */
+#define KRT_QP_INLINE		48
 /* CQ entries a connection of depth @d takes from the shared CQ pool */
 #define KRT_CONN_CQES(d)	(4 * (d) + 2)
 
@@ -638,8 +644,11 @@ extern unsigned int krt_rnr_retry;
 #define KRT_SRV_SGE	16
 /* client: a slot's own send buffer, for a header and a short message */
 #define KRT_SLOT_BUF	512
-/* client: data entries an inline write's SEND names beside its header */
-#define KRT_CLT_SGE	4
+/*
+ * client: send entries of a request's SEND, its buffer and the pages of
+ * an inline write (at most 4048 bytes: 2 pages at any offset)
+ */
+#define KRT_CLT_SGE	3
 /* MRs of a server queue that moves its data without: krt_q_srv_nr_mrs() */
 #define KRT_SRV_MRS	8
 
@@ -677,6 +686,7 @@ struct krt_qstats {
 	u64	inline_writes;	/* client writes sent with their data inline */
 	u64	srv_inline;	/* server: writes served from inline data */
 	u64	msg_buf_waits;	/* requests that waited for a message buffer */
+	u64	mr_waits;	/* requests that waited for an MR */
 };
 
 /* Global data-path counters (all connections, past and present). */
@@ -720,8 +730,9 @@ u32 krt_queue_mrs(struct krt_queue *q, u32 *used);
  */
 #define KRT_SG_OWN	17
 /* default bound on one queue's large sets, in bytes of buffer: krt_q_nr_large() */
-#define KRT_LARGE_BYTES	(16U << 20)
+#define KRT_LARGE_BYTES	(8U << 20)
 u32 krt_q_nr_large(u32 depth, u32 pages);
+u32 krt_q_clt_nr_mrs(u32 depth);
 u32 krt_q_nr_mbufs(u32 depth);
 void krt_queue_show(struct krt_queue *q, struct seq_file *m);
 void krt_srv_req_release(struct krt_srv_req *sreq);

@@ -195,7 +195,8 @@ static u64 krt_peer_mem_cap(void)
  * An estimate from above of the memory of one connection: receive ring,
  * request buffers (a client's slot buffers of KRT_SLOT_BUF and its few
  * full-size ones, krt_q_nr_mbufs()) or reply buffers, per-request
- * scatterlists and MRs (page lists) of KRT_SG_OWN pages, the few large
+ * scatterlists of KRT_SG_OWN pages, MRs (page lists) of as many (a
+ * server's per request, a client's krt_q_clt_nr_mrs()), the few large
  * sets (krt_q_nr_large()), work queue and completion queue entries.
  *
  * Return: bytes.
@@ -207,10 +208,13 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 	/* the few large sets: scatterlist, MR page list, MR */
 	u64 large = (u64)krt_q_nr_large(depth, pages) *
 		    (pages * (sizeof(struct scatterlist) + sizeof(u64)) + 512 + 64);
+	/* MR page list and MR: a server's per request, a client's fewer */
+	u64 mrs = (u64)(inbound ? depth : krt_q_clt_nr_mrs(depth)) *
+		  (own * sizeof(u64) + 512);
 	/* receive buffer; request buffer, or reply buffer holding the request */
 	u64 per = KRT_MSG_BUF + (inbound ? KRT_MSG_BUF : KRT_SLOT_BUF) +
-		  /* own scatterlist (one array for all), MR page list, MR */
-		  own * (sizeof(struct scatterlist) + sizeof(u64)) + 512 +
+		  /* own scatterlist (one array for all) */
+		  own * sizeof(struct scatterlist) +
 		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
 		  512 +					/* slot or server request */
 		  /* server: 3 RDMA WRs of KRT_SRV_SGE entries, and larger WQEs */
@@ -219,7 +223,7 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
 	u64 mbufs = inbound ? 0 : (u64)krt_q_nr_mbufs(depth) * KRT_MSG_BUF;
 
 	/* plus its counters and histograms (stats.c) */
-	return (u64)depth * per + large + mbufs + 4096 + krt_stats_mem(true, true);
+	return (u64)depth * per + mrs + large + mbufs + 4096 + krt_stats_mem(true, true);
 }
 
 /**

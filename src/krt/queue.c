@@ -117,7 +117,11 @@ MODULE_PARM_DESC(inline_data, "Largest client write sent with its data in the re
 
 static unsigned int krt_large_ios;
 module_param_named(large_ios, krt_large_ios, uint, 0444);
-MODULE_PARM_DESC(large_ios, "Buffers over 64 KiB one connection carries at once, at most its depth; 0 for a quarter of the depth, at least 8, but no more than 16 MiB of them (default: 0)");
+MODULE_PARM_DESC(large_ios, "Buffers over 64 KiB one connection carries at once, at most its depth; 0 for a quarter of the depth, at least 4, but no more than 8 MiB of them (default: 0)");
+
+static unsigned int krt_mr_ios;
+module_param_named(mr_ios, krt_mr_ios, uint, 0444);
+MODULE_PARM_DESC(mr_ios, "Buffers of up to 64 KiB not sent inline that one client connection has registered at once (an MR each), at most its depth; 0 for half the depth, at least 32 (default: 0)");
 
 unsigned int krt_req_timeout_ms = 30000;
 
@@ -385,14 +389,17 @@ struct ib_mr *krt_q_mr_get(struct krt_queue *q)
 {
 	struct ib_mr *mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs);
 
-	if (mr)
+	if (mr) {
 		krt_q_mrs_take(q);
+		q->pool_used++;
+	}
 	return mr;
 }
 
 void krt_q_mr_put(struct krt_queue *q, struct ib_mr *mr)
 {
 	q->mrs_used--;
+	q->pool_used--;
 	ib_mr_pool_put(q->qp, &q->qp->rdma_mrs, mr);
 }
 
@@ -427,9 +434,11 @@ void krt_q_large_put(struct krt_queue *q, struct krt_large *l)
  * Buffers of up to KRT_SG_OWN pages use a slot's or server request's own
  * scatterlist and MR; larger ones one of these few sets, so that a deep
  * queue does not hold a max_io scatterlist and MR per request.  By
- * default they are a quarter of @depth, at least 8, but no more than
+ * default they are a quarter of @depth, at least 4, but no more than
  * KRT_LARGE_BYTES of buffers (at least 2): a deep queue of 1 MiB
- * buffers holds 16 sets, not depth / 4.
+ * buffers holds 8 sets, not depth / 4.  8 MiB in flight is far more
+ * than a link's bandwidth-delay product (100 Gb/s for 100 us is 1.25
+ * MB): a set comes back long before a queue could need more.
  *
  * Return: 0 when KRT_SG_OWN pages cover @pages, else ``large_ios``, or
  * the default when it is 0; at most @depth.
@@ -443,9 +452,31 @@ u32 krt_q_nr_large(u32 depth, u32 pages)
 	if (!n) {
 		u32 by_bytes = KRT_LARGE_BYTES / ((pages - 1) * PAGE_SIZE);
 
-		n = min(max(depth / 4, 8U), max(by_bytes, 2U));
+		n = min(max(depth / 4, 4U), max(by_bytes, 2U));
 	}
 	return min(n, depth);
+}
+
+/**
+ * krt_q_clt_nr_mrs() - MRs of a client queue's pool
+ * @depth: its depth
+ *
+ * A data request of up to KRT_SG_OWN pages not sent inline registers
+ * its buffer with one of them (a larger one with its large set's); a
+ * request finding none free waits, as for a large set.  An MR costs the
+ * device a page list (rxe and mlx5: 4 KiB each), so a deep queue keeps
+ * half its depth: 64 registered buffers in flight on one connection are
+ * far over a link's bandwidth-delay product, and sends, inline writes and
+ * large buffers still use the whole depth.
+ *
+ * Return: ``mr_ios``, or when it is 0 half of @depth but at least 32; at
+ * most @depth.
+ */
+u32 krt_q_clt_nr_mrs(u32 depth)
+{
+	u32 n = READ_ONCE(krt_mr_ios);
+
+	return min(n ? n : max(depth / 2, 32U), depth);
 }
 
 /**
@@ -807,7 +838,7 @@ static void krt_q_timer(struct timer_list *t)
 	struct krt_req *req, *tmp;
 	const char *why = NULL;
 	LIST_HEAD(done);
-	u32 i, n = 0;
+	u32 i, n = 0, expired;
 
 	spin_lock_bh(&q->lock);
 	if (q->unmapped) {
@@ -818,12 +849,12 @@ static void krt_q_timer(struct timer_list *t)
 		if (time_before(jiffies, req->krt_deadline))
 			continue;
 		list_del_init(&req->krt_entry);
-		q->nr_waiting--;
-		q->nr_wait_large -= krt_q_req_extra(q, req);
+		krt_q_wait_count(q, req, false);
 		req->status = -ETIMEDOUT;
 		list_add_tail(&req->krt_entry, &done);
 		n++;
 	}
+	expired = n;
 	for (i = 0; !q->server && i < q->nr_slots; i++) {
 		struct krt_slot *s = &q->slots[i];
 
@@ -862,6 +893,12 @@ static void krt_q_timer(struct timer_list *t)
 	 */
 	if (q->server && !q->dead && !list_empty(&q->swait))
 		krt_q_kick_srv_locked(q);
+	/*
+	 * a request gone from the waiting list may have held up later ones
+	 * needing what is free (a kind it also needed, or its order)
+	 */
+	if (!q->server && !q->dead && expired)
+		krt_q_kick_clt_locked(q, &done);
 	why = krt_q_liveness_locked(q) ?: why;
 	spin_unlock_bh(&q->lock);
 	if (n)
@@ -1100,7 +1137,7 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->max_io = min_t(u32, max_io, (pages - 1) * PAGE_SIZE);
 	q->own_pages = min_t(u32, pages, KRT_SG_OWN);
 	q->nr_large = krt_q_nr_large(q->depth, pages);
-	q->nr_mrs = q->server ? krt_q_srv_nr_mrs(q) : q->depth;
+	q->nr_mrs = q->server ? krt_q_srv_nr_mrs(q) : krt_q_clt_nr_mrs(q->depth);
 
 	ret = krt_q_alloc_bufs(q);
 	if (!ret && q->server)
@@ -1308,7 +1345,8 @@ void krt_queue_destroy(struct krt_conn *conn)
 	q->unmapped = true;
 	list_splice_init(&q->waiting, &done);
 	q->nr_waiting = 0;
-	q->nr_wait_large = 0;
+	q->nr_wait_extra = 0;
+	memset(q->nr_wait_x, 0, sizeof(q->nr_wait_x));
 	list_for_each_entry(req, &done, krt_entry)
 		req->status = -ECONNRESET;
 	for (i = 0; q->slots && i < q->depth; i++) {
@@ -1426,6 +1464,7 @@ static const struct {
 	KRT_QSTAT(doorbells), KRT_QSTAT(wrs), KRT_QSTAT(srv_direct), KRT_QSTAT(srv_mr),
 	KRT_QSTAT(large_waits), KRT_QSTAT(large_deferred),
 	KRT_QSTAT(inline_writes), KRT_QSTAT(srv_inline), KRT_QSTAT(msg_buf_waits),
+	KRT_QSTAT(mr_waits),
 };
 
 /**
@@ -1446,8 +1485,9 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 		   READ_ONCE(q->nr_waiting), READ_ONCE(q->zombies));
 	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  own_pages: %u\n  large_sets: %u\n",
 		   q->max_io, q->mr_pages, q->own_pages, q->nr_large);
-	seq_printf(m, "  pool_mrs: %u\n  msg_bufs: %u\n  send_sge: %u\n", q->nr_mrs,
-		   q->nr_mbufs, q->server ? q->srv_sge : q->clt_sge);
+	seq_printf(m, "  pool_mrs: %u\n  pool_mrs_used: %u\n  msg_bufs: %u\n  send_sge: %u\n",
+		   q->nr_mrs, READ_ONCE(q->pool_used), q->nr_mbufs,
+		   q->server ? q->srv_sge : q->clt_sge);
 	seq_printf(m, "  max_inline: %u\n  send_inv: %d\n  inline_data: %u\n", q->max_inline,
 		   q->send_inv, q->inline_data);
 	/* every counter is in the table */

@@ -17,6 +17,13 @@
 #define KRT_WR_REQ	3	/* REG_MR, SEND, LOCAL_INV */
 #define KRT_WR_DATA	3	/* REG_MR, RDMA READ/WRITE, LOCAL_INV; or 1-3 RDMA */
 #define KRT_WR_REP	1	/* SEND (with invalidate) */
+
+/* what a client request may need besides a slot: krt_q_req_needs() */
+#define KRT_X_LARGE	BIT(0)	/* a large set */
+#define KRT_X_MBUF	BIT(1)	/* a message buffer */
+#define KRT_X_MR	BIT(2)	/* an MR of the QP's pool */
+#define KRT_X_KINDS	3
+
 #define KRT_TICK	(HZ / 10)
 #define KRT_ESTABLISH_TIMEOUT	(10 * HZ)	/* accept to ESTABLISHED, server */
 /**
@@ -164,7 +171,7 @@ struct krt_sreq {
  * @mr_pages: pages an MR maps
  * @own_pages: pages of a slot's or server request's own scatterlist and
  *	MR (KRT_SG_OWN, or @mr_pages if fewer)
- * @nr_mrs: MRs of the QP's pool: @depth, or krt_q_srv_nr_mrs() (server)
+ * @nr_mrs: MRs of the QP's pool: krt_q_clt_nr_mrs() or krt_q_srv_nr_mrs()
  * @nr_large: large sets (struct krt_large) for buffers over @own_pages
  * @large: @nr_large of them
  * @large_free: those free; q->lock
@@ -180,8 +187,11 @@ struct krt_sreq {
  * @zombies: slots of timed-out requests; q->lock
  * @waiting: requests waiting for room; q->lock
  * @nr_waiting: their number; q->lock
- * @nr_wait_large: of them those needing a large set or a message buffer
- *	(krt_q_req_extra()); q->lock
+ * @nr_wait_extra: of them those needing a large set, a message buffer or
+ *	an MR (&krt_req.krt_extra, krt_q_req_needs() when queued); q->lock
+ * @nr_wait_x: of them those needing each KRT_X_* kind; q->lock
+ * @wait_room: a waiting request may be waiting for credits or SQ room,
+ *	not only for a kind it misses: new ones queue behind it; q->lock
  * @free_slots: q->lock
  * @sfree: free server requests; q->lock
  * @swait: server requests waiting for room; q->lock
@@ -205,7 +215,8 @@ struct krt_sreq {
  *	q->lock
  * @hb_ms: heartbeat interval (client) or the client's (server)
  * @hb_misses: intervals without a message before a reset
- * @mrs_used: MRs taken from the QP's pool; q->lock
+ * @mrs_used: MRs in use, the pool's and the large sets'; q->lock
+ * @pool_used: of them the pool's (at most @nr_mrs); q->lock
  * @srv_sge: server: entries per RDMA WRITE (the QP's max_write_sge)
  * @srv_sge_rd: server: entries per RDMA READ without an MR (0: always MR)
  * @max_sgl_rd: server: READs of more entries use an MR (0: no limit)
@@ -256,7 +267,9 @@ struct krt_queue {
 	u32			zombies;
 	struct list_head	waiting;
 	u32			nr_waiting;
-	u32			nr_wait_large;
+	u32			nr_wait_extra;
+	u32			nr_wait_x[KRT_X_KINDS];
+	bool			wait_room;
 	struct list_head	free_slots;
 	struct list_head	sfree;
 	struct list_head	swait;
@@ -279,6 +292,7 @@ struct krt_queue {
 	u32			hb_ms;
 	u32			hb_misses;
 	u32			mrs_used;
+	u32			pool_used;
 	u32			srv_sge;
 	u32			srv_sge_rd;
 	u32			max_sgl_rd;
@@ -337,17 +351,90 @@ static inline bool krt_q_req_long(const struct krt_req *req)
 	return sizeof(struct krt_msg_hdr) + req->msg_len > KRT_SLOT_BUF;
 }
 
-/* A client request needs a large set or a message buffer besides a slot. */
-static inline bool krt_q_req_extra(const struct krt_queue *q, const struct krt_req *req)
+/*
+ * An inline write's data is copied behind its message where the send
+ * buffer holds both: a slot's own buffer, or a message buffer (taken for
+ * a long message: it holds any inline write), and then sent inline where
+ * the QP takes it; larger data goes by its pages.
+ */
+static inline bool krt_q_inline_copy(const struct krt_req *req)
 {
-	return krt_q_req_large(q, req) || krt_q_req_long(req);
+	return krt_q_req_long(req) ||
+	       sizeof(struct krt_msg_hdr) + req->msg_len + req->data_len <= KRT_SLOT_BUF;
 }
 
-/* What krt_q_req_extra() needs is free.  q->lock held. */
-static inline bool krt_q_extra_free(const struct krt_queue *q, const struct krt_req *req)
+/*
+ * A client write small enough to go with its data in the request
+ * (%KRT_MF_INLINE): within what the server offered and the local
+ * ``inline_data``, and either copied into its send buffer
+ * (krt_q_inline_copy()) or in few enough segments for the SEND to name
+ * each beside the header.  q->lock held.
+ */
+static inline bool krt_q_req_inline(const struct krt_queue *q, const struct krt_req *req)
 {
-	return (!krt_q_req_large(q, req) || !list_empty(&q->large_free)) &&
-	       (!krt_q_req_long(req) || !list_empty(&q->mbuf_free));
+	return req->dir == KRT_DATA_WRITE &&
+	       req->msg_len + req->data_len <= min(q->inline_data, krt_q_inline_offer()) &&
+	       (req->nr_bvec < q->clt_sge || krt_q_inline_copy(req));
+}
+
+/*
+ * What a client request needs besides a slot (KRT_X_*): a large set for
+ * a buffer over a slot's own pages, a message buffer for a long message,
+ * an MR of the QP's pool for other data not sent inline
+ * (&krt_req.krt_inline, decided once when it was submitted).  q->lock
+ * held.
+ */
+static inline u8 krt_q_req_needs(const struct krt_queue *q, const struct krt_req *req)
+{
+	bool large = krt_q_req_large(q, req);
+
+	return (large ? KRT_X_LARGE : 0) | (krt_q_req_long(req) ? KRT_X_MBUF : 0) |
+	       (req->dir != KRT_DATA_NONE && !large && !req->krt_inline ? KRT_X_MR : 0);
+}
+
+/* The KRT_X_* kinds of which none is free now.  q->lock held. */
+static inline u8 krt_q_missing(const struct krt_queue *q)
+{
+	return (list_empty(&q->large_free) ? KRT_X_LARGE : 0) |
+	       (list_empty(&q->mbuf_free) ? KRT_X_MBUF : 0) |
+	       (q->pool_used >= q->nr_mrs ? KRT_X_MR : 0);
+}
+
+/* The KRT_X_* kinds of which @nr[] counts some.  q->lock held. */
+static inline u8 krt_q_kinds(const u32 *nr)
+{
+	u8 x = 0;
+	int b;
+
+	for (b = 0; b < KRT_X_KINDS; b++)
+		if (nr[b])
+			x |= BIT(b);
+	return x;
+}
+
+/* @req joins (@add) or leaves q->waiting: its counts.  q->lock held. */
+static inline void krt_q_wait_count(struct krt_queue *q, const struct krt_req *req, bool add)
+{
+	int b;
+
+	if (add)
+		q->nr_waiting++;
+	else
+		q->nr_waiting--;
+	if (!req->krt_extra)
+		return;
+	if (add)
+		q->nr_wait_extra++;
+	else
+		q->nr_wait_extra--;
+	for (b = 0; b < KRT_X_KINDS; b++) {
+		if (!(req->krt_extra & BIT(b)))
+			continue;
+		if (add)
+			q->nr_wait_x[b]++;
+		else
+			q->nr_wait_x[b]--;
+	}
 }
 
 void krt_q_bvec_copy(void *buf, const struct bio_vec *bvec, unsigned int nr,

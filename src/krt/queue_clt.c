@@ -20,18 +20,6 @@ static bool krt_remote_inv = true;
 module_param_named(remote_invalidate, krt_remote_inv, bool, 0644);
 MODULE_PARM_DESC(remote_invalidate, "Ask servers for SEND_WITH_INV where the device has it (default: on)");
 
-/*
- * An inline write's data is copied behind its message where the send
- * buffer holds both: a slot's own buffer, or a message buffer (taken for
- * a long message: it holds any inline write), and then sent inline where
- * the QP takes it; larger data goes by its pages.
- */
-static bool krt_q_inline_copy(const struct krt_req *req)
-{
-	return krt_q_req_long(req) ||
-	       sizeof(struct krt_msg_hdr) + req->msg_len + req->data_len <= KRT_SLOT_BUF;
-}
-
 static enum dma_data_direction krt_req_dma_dir(enum krt_data_dir dir)
 {
 	return dir == KRT_DATA_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
@@ -279,23 +267,9 @@ static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
 	return 0;
 }
 
-/*
- * A client write small enough to go with its data in the request
- * (%KRT_MF_INLINE): within what the server offered and the local
- * ``inline_data``, and either copied into its send buffer
- * (krt_q_inline_copy()) or in few enough segments for the SEND to name
- * each beside the header.  q->lock held.
- */
-static bool krt_q_req_inline(const struct krt_queue *q, const struct krt_req *req)
-{
-	return req->dir == KRT_DATA_WRITE &&
-	       req->msg_len + req->data_len <= min(q->inline_data, krt_q_inline_offer()) &&
-	       (req->nr_bvec < q->clt_sge || krt_q_inline_copy(req));
-}
-
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 {
-	bool hb = req == &q->hb_req, inl = !hb && krt_q_req_inline(q, req);
+	bool hb = req == &q->hb_req, inl = !hb && req->krt_inline;
 	bool data = req->dir != KRT_DATA_NONE && !inl, copy = inl && krt_q_inline_copy(req);
 	struct krt_slot *s = hb ? q->hb_slot :
 		list_first_entry(&q->free_slots, struct krt_slot, entry);
@@ -573,8 +547,8 @@ void krt_q_recv_rep(struct krt_queue *q, struct krt_rbuf *rb,
 int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 {
 	LIST_HEAD(done);
-	bool large;
 	int ret = 0;
+	u8 need;
 	u32 n;
 
 	spin_lock_bh(&q->lock);
@@ -590,13 +564,17 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	n = atomic_inc_return(&q->inflight);
 	krt_hwm_raise(&q->conn->st.inflight_hwm, n);
 	krt_hwm_raise(&q->conn->peer->st.inflight_hwm, n);
-	large = krt_q_req_extra(q, req);
+	/* decided once: the parameter may change before it is posted */
+	req->krt_inline = krt_q_req_inline(q, req);
+	need = krt_q_req_needs(q, req);
 	/*
-	 * requests that wait only for a large set or a message buffer do
-	 * not hold up others
+	 * requests that wait only for a large set, a message buffer or an
+	 * MR do not hold up others, nor those needing another kind
 	 */
-	if ((list_empty(&q->waiting) || (!large && q->nr_waiting == q->nr_wait_large)) &&
-	    (!large || krt_q_extra_free(q, req)) && krt_q_room_for_req(q, req)) {
+	if ((list_empty(&q->waiting) ||
+	     (!q->wait_room && q->nr_waiting == q->nr_wait_extra &&
+	      !(need & krt_q_kinds(q->nr_wait_x)))) &&
+	    !(need & krt_q_missing(q)) && krt_q_room_for_req(q, req)) {
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
 			ret = 0;	/* krt_queue_destroy() completes it */
@@ -617,12 +595,16 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 		goto out_undo;
 	}
 	q->stats.waits++;
-	q->nr_waiting++;
-	if (large) {
-		q->nr_wait_large++;
-		q->stats.large_waits += krt_q_req_large(q, req) && list_empty(&q->large_free);
-		q->stats.msg_buf_waits += krt_q_req_long(req) && list_empty(&q->mbuf_free);
-	}
+	/* what it counts for until it leaves the list */
+	req->krt_extra = need;
+	krt_q_wait_count(q, req, true);
+	need &= krt_q_missing(q);
+	/* not for a missing kind: for its order or room, which others keep */
+	if (!need)
+		q->wait_room = true;
+	q->stats.large_waits += !!(need & KRT_X_LARGE);
+	q->stats.msg_buf_waits += !!(need & KRT_X_MBUF);
+	q->stats.mr_waits += !!(need & KRT_X_MR);
 	list_add_tail(&req->krt_entry, &q->waiting);
 	goto out_unlock;
 
@@ -676,32 +658,41 @@ void krt_q_hand_back(struct krt_queue *q, struct list_head *done)
 void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done)
 {
 	struct krt_req *req, *tmp;
-	bool skip_large = false, skip_mbuf = false, lg, lm;
-	int ret;
+	/* behind the cursor: requests needing nothing extra, and each kind */
+	u32 plain = q->nr_waiting - q->nr_wait_extra, left[KRT_X_KINDS];
+	u8 skip = 0, need;
+	int ret, b;
 
+	memcpy(left, q->nr_wait_x, sizeof(left));
+	q->wait_room = false;
 	/*
-	 * In order, but past requests that wait for a large set or a
-	 * message buffer: once one does, every later one needing the same
-	 * waits too (no overtaking among them)
+	 * In order, but past requests that wait for a large set, a message
+	 * buffer or an MR: once one does, every later one needing any of
+	 * what it needs waits too (no overtaking among them, and none takes
+	 * what an earlier one still needs).  Stops once nothing behind the
+	 * cursor could go, so that a long list of requests waiting for MRs
+	 * costs a completion one step.
 	 */
 	list_for_each_entry_safe(req, tmp, &q->waiting, krt_entry) {
 		if (!q->ready)
 			break;
-		lg = krt_q_req_large(q, req);
-		lm = krt_q_req_long(req);
-		/* what it misses, or waits for behind an earlier one */
-		lg = lg && (skip_large || list_empty(&q->large_free));
-		lm = lm && (skip_mbuf || list_empty(&q->mbuf_free));
-		if (lg || lm) {
-			skip_large |= lg;
-			skip_mbuf |= lm;
+		need = req->krt_extra;
+		for (b = 0; b < KRT_X_KINDS; b++)
+			left[b] -= !!(need & BIT(b));
+		if (need & (skip | krt_q_missing(q))) {
+			skip |= need;
+			/* no post after it: what is missing stays so */
+			if (!plain && !(krt_q_kinds(left) & ~(skip | krt_q_missing(q))))
+				break;
 			continue;
 		}
-		if (!krt_q_room_for_req(q, req))
+		if (!krt_q_room_for_req(q, req)) {
+			q->wait_room = true;
 			break;
+		}
+		plain -= !need;
 		list_del_init(&req->krt_entry);
-		q->nr_waiting--;
-		q->nr_wait_large -= krt_q_req_extra(q, req);
+		krt_q_wait_count(q, req, false);
 		ret = krt_q_post_req_locked(q, req);
 		if (ret == -ECONNRESET) {
 			krt_q_reset_locked(q, "cannot post a work request");
