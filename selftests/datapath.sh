@@ -320,8 +320,11 @@ large_sets_run() {
 # MR (pings, inline writes) are sent past those waiting.  The server
 # holds its transfers (fault/stall_data, and the replies queued behind
 # them), so 32 reads keep the 32 MRs meanwhile.
+# mw's 32 pool MRs all used, 32 reads waiting; at least N sent since s0
+mw_holding() { [ "$(qfield mw 0 pool_mrs_used)/$(qfield mw 0 waiting)" = 32/32 ]; }
+mw_sent() { [ "$(($(sum_q mw reqs_sent) - s0))" -ge "$1" ]; }
 mr_pool() {
-	local w0 s0 i0 q1 q2 q3 k
+	local w0 s0 i0 q1 q2 q3
 	check_eq "$(cat /sys/module/krt/parameters/mr_ios)" 0 "mr_ios default"
 	"$KRTCTL" peer add mw addr "$A" conns 1 depth 64 || fail "peer add mw"
 	wait_peer mw active 1 || { fail "mw not up"; return 1; }
@@ -332,10 +335,7 @@ mr_pool() {
 	echo $((20000 * KRT_TS > 60000 ? 60000 : 20000 * KRT_TS)) > "$KRT_DBG/fault/stall_data"
 	"$KRTCTL" -j xfer mw op read size 4k count 64 depth 64 timeout 300000 > "$TMPD/rd" 2>&1 &
 	q1=$!
-	for ((k = 0; k < 150 * KRT_TS; k++)); do
-		[ "$(qfield mw 0 pool_mrs_used)/$(qfield mw 0 waiting)" = 32/32 ] && break
-		sleep 0.1
-	done
+	busywait $((15000 * KRT_TS)) mw_holding
 	check_eq "$(qfield mw 0 pool_mrs_used)/$(qfield mw 0 waiting)" "32/32" \
 		"MRs used/reads waiting behind the stall"
 	check_eq "$(($(sum_q mw mr_waits) - w0))" 32 "reads that waited for an MR"
@@ -344,10 +344,7 @@ mr_pool() {
 	q2=$!
 	"$KRTCTL" -j ping mw count 4 timeout 300000 > "$TMPD/pg" 2>&1 &
 	q3=$!
-	for ((k = 0; k < 150 * KRT_TS; k++)); do
-		[ "$(($(sum_q mw reqs_sent) - s0))" -ge 49 ] && break
-		sleep 0.1
-	done
+	busywait $((15000 * KRT_TS)) mw_sent 49
 	check_eq "$(($(sum_q mw reqs_sent) - s0))/$(qfield mw 0 waiting)/$(qfield mw 0 pool_mrs_used)" "49/32/32" \
 		"sent (32 reads, 16 writes, a ping)/reads still waiting/MRs used"
 	check_eq "$(($(sum_q mw inline_writes) - i0))" 16 "the writes sent inline (no MR)"
