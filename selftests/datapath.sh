@@ -107,14 +107,15 @@ srv_paths() {
 		"server transfers without/with MR while srv_direct=0"
 	# a server queue accepted with srv_direct=1 that can move every
 	# buffer of up to 17 pages without an MR keeps 8 in its pool
-	# (pool_mrs), a client queue half its depth, at least 32 (mr_ios);
-	# with srv_direct=0 set later, transfers beyond those 8 go without
-	check_eq "$(awk '$1 == "role:" { r = $2 } $1 == "depth:" { d = $2 }
+	# (pool_mrs), a client queue half the depth granted (its slots and
+	# the heartbeat's), at least 32 (mr_ios); with srv_direct=0 set
+	# later, transfers beyond those 8 go without
+	check_eq "$(awk '$1 == "role:" { r = $2 } $1 == "depth:" { d = $2 } $1 == "slots:" { g = $2 + 1 }
 		$1 == "pool_mrs:" { n++; w = d; if (r == "server" && d > 8) w = 8
-			if (r == "client") { w = int(d / 2); if (w < 32) w = 32; if (w > d) w = d }
+			if (r == "client") { w = int(g / 2); if (w < 32) w = 32; if (w > g) w = g }
 			if ($2 != w) bad++ }
 		END { print n + 0 " " bad + 0 }' "$KRT_DBG/conns" | sed 's/^[1-9][0-9]* /n /')" "n 0" \
-		"queues whose pool MRs are not min(depth, max(depth/2, 32)) (client) or min(depth, 8) (server)"
+		"queues whose pool MRs are not min(granted, max(granted/2, 32)) (client) or min(depth, 8) (server)"
 	d0=$(sum_all srv_direct)
 	m0=$(sum_all srv_mr)
 	run_ok x xfer dp op write size 64k count 256 depth 128
@@ -283,6 +284,10 @@ large_sets_run() {
 	check_eq "$(awk '/^lg\// { q = 1; next } /^[^ ]/ { q = 0 }
 		q && ($1 == "own_pages:" || $1 == "large_sets:") { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" \
 		"17/8" "client: own pages/large sets"
+	# MRs for the depth granted: 16, not the 32 of the depth 64 asked
+	check_eq "$(awk '/^lg\// { q = 1; next } /^[^ ]/ { q = 0 }
+		q && ($1 == "depth:" || $1 == "slots:" || $1 == "pool_mrs:") { printf "%s%s", s, $2; s = "/" }' "$KRT_DBG/conns")" \
+		"64/15/16" "client: depth asked/slots granted (the heartbeat's apart)/pool MRs"
 	# every queue, both ends: a quarter of its depth, at least 4, but no
 	# more than 8 MiB of max_io buffers (at least 2), at most the depth
 	check_eq "$(awk '$1 == "depth:" { d = $2 } $1 == "mr_pages:" { p = $2 } $1 == "large_sets:" { n++

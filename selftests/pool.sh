@@ -283,6 +283,60 @@ memory_budget() {
 		fail "charge not returned at the end: $(mem_total), want $base"
 }
 
+# the charge is an estimate from above of what a connection holds, the
+# device driver's MRs and queues included (rxe: a 4 KiB page map per MR,
+# queues rounded up to a power of two): 8 connections at depth 32, then
+# at 128 (both ends here), are charged at least the unreclaimable slab
+# (large kmallocs included), vmalloc and per-CPU memory they take, and
+# less than twice that.  On a KASAN kernel, which pads every object,
+# against half of what they take.  A first connection creates the
+# device's shared CQs (the device's, not charged) before measuring.
+kmem() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" || $1 == "Percpu:" { s += $2 }
+		END { print s * 1024 }' /proc/meminfo
+}
+# kmem once two readings a second apart differ by less than 64 KiB
+kmem_settled() {
+	local a b i
+	a=$(kmem)
+	for ((i = 0; i < 15; i++)); do
+		sleep 1
+		b=$(kmem)
+		[ $((b > a ? b - a : a - b)) -lt 65536 ] && break
+		a=$b
+	done
+	echo "$b"
+}
+cm_del() {
+	"$KRTCTL" peer del "$1"
+	busywait 20000 bash -c "[ \$($KRTCTL -j dev show krt_po0 | jq '.[0].mem_total') -eq $2 ]" ||
+		fail "$1: charge not returned: $(mem_total), want $2"
+}
+charge_covers() {
+	local base k0 k1 used charged d lim=1
+	grep -qw kasan_report /proc/kallsyms && lim=2
+	base=$(mem_total)
+	"$KRTCTL" peer add cw addr "$A" conns 1 depth 128 || { fail "peer add cw"; return 1; }
+	wait_peer cw active 1 || fail "cw not up"
+	cm_del cw "$base"
+	for d in 32 128; do
+		k0=$(kmem_settled)
+		"$KRTCTL" peer add cm addr "$A" conns 8 depth $d || { fail "peer add cm depth $d"; return 1; }
+		wait_peer cm active 8 || { fail "cm not up at depth $d"; cm_del cm "$base"; return 1; }
+		k1=$(kmem_settled)
+		used=$((k1 - k0))
+		charged=$(($(mem_total) - base))
+		diag "8 connections at depth $d, both ends: charged $((charged / 1024)) KiB, hold $((used / 1024)) KiB;" \
+			"charged per client end $(($(peer_json cm mem) / 8192)) KiB, per server end $(((charged - $(peer_json cm mem)) / 8192)) KiB"
+		[ "$used" -gt $((8 * d * 12800)) ] || fail "depth $d: hold $used B, below their message buffers alone"
+		[ "$charged" -ge $((used / lim)) ] || fail "depth $d: charged $charged B, below the $used B they hold"
+		[ "$charged" -lt $((2 * used)) ] || fail "depth $d: charged $charged B, twice the $used B they hold or more"
+		cm_del cm "$base"
+	done
+}
+
 events() {
 	local mon=$TMPD/mon.json
 	"$KRTCTL" -j monitor > "$mon" 2> "$TMPD/mon.err" &
@@ -336,7 +390,7 @@ unload_with_pools() {
 	check_eq "$(rdma resource show cm_id | grep -c 'comm \[krt\]')" 0 "cm ids after rmmod"
 }
 
-ktap_plan 13
+ktap_plan 14
 run_case setup setup
 run_case listeners listeners
 run_case pool_of_4_matches_rdma_resource pool_of_4
@@ -347,6 +401,7 @@ run_case unreachable_reported unreachable
 run_case malformed_private_data_rejected malformed_private_data
 run_case passive_side_limit_reject passive_limit
 run_case memory_budget_bounds_out_and_inbound memory_budget
+run_case charge_covers_what_connections_hold charge_covers
 run_case events events
 run_case device_removal_with_live_pool device_removal
 run_case rmmod_with_live_pools unload_with_pools

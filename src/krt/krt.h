@@ -350,6 +350,7 @@ struct krt_conn {
 	unsigned long		next_attempt;
 	bool			was_up;
 	u64			mem;
+	u32			nr_mrs;	/* MRs charged for; krt_mem_charge() */
 	u32			hb_ms;
 	u32			hb_misses;
 	u32			max_io;
@@ -542,7 +543,8 @@ bool krt_pool_check_limit(struct krt_peer *peer);
 bool krt_pool_inbound_room(const struct sockaddr_storage *src, u32 replacing);
 bool krt_addr_equal(const struct sockaddr_storage *a,
 		    const struct sockaddr_storage *b, bool port);
-u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io);
+u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io, u32 mrs);
+void krt_mem_charge_mrs(struct krt_conn *conn, u32 nr, u32 pages);
 int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io);
 void krt_mem_uncharge(struct krt_conn *conn);
 bool krt_peer_lost(struct krt_peer *peer);
@@ -607,6 +609,18 @@ void krt_peer_shutdown(struct krt_peer *peer);
 #define KRT_QP_INLINE		48
 /* CQ entries a connection of depth @d takes from the shared CQ pool */
 #define KRT_CONN_CQES(d)	(4 * (d) + 2)
+/*
+ * Charged for what the device's driver allocates (krt_conn_mem()): a send
+ * queue entry's header (rxe: 208 bytes before its SGEs or inline data), a
+ * receive queue entry of one SGE, and an entry of the shared CQ pool's
+ * CQs: twice rxe's (a struct ib_wc padded to 128 bytes), for the room
+ * that CQs allocated for every completion vector at once leave.  The
+ * pool's first CQs on a device (one per CPU, 1 MiB each on rxe, kept
+ * until the device goes) are the device's, not a connection's.
+ */
+#define KRT_WQE_HDR		208
+#define KRT_RQE_MEM		64
+#define KRT_CQE_MEM		256
 
 /* cm.c */
 #define KRT_REJ_MAX	KRT_REJ_IDENTITY
@@ -733,6 +747,7 @@ u32 krt_queue_mrs(struct krt_queue *q, u32 *used);
 #define KRT_LARGE_BYTES	(8U << 20)
 u32 krt_q_nr_large(u32 depth, u32 pages);
 u32 krt_q_clt_nr_mrs(u32 depth);
+u32 krt_q_srv_charge_mrs(struct ib_device *ibdev, u32 depth, u32 max_io);
 u32 krt_q_nr_mbufs(u32 depth);
 void krt_queue_show(struct krt_queue *q, struct seq_file *m);
 void krt_srv_req_release(struct krt_srv_req *sreq);

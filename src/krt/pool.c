@@ -20,8 +20,9 @@
  * DOC: Memory budget
  *
  * Each connection is charged, before anything is allocated, an estimate
- * of what it holds: receive ring, request or reply buffers, scatterlists,
- * MRs and work queue entries (krt_conn_mem()).  The charges of all
+ * from above of what it holds, krt's and its device driver's: receive
+ * ring, request or reply buffers, scatterlists, MRs with their page
+ * lists, work queues and its share of the shared CQs (krt_conn_mem()).  The charges of all
  * connections and peers' statistics stay within ``mem_budget_mb``
  * (default: a quarter of RAM), inbound connections and the statistics of
  * the peers remotes made within half of it, a peer's within ``peer_mem_mb``
@@ -40,6 +41,7 @@
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
@@ -184,6 +186,27 @@ static u64 krt_peer_mem_cap(void)
 	return mb ? (u64)mb << 20 : krt_mem_budget() / 4;
 }
 
+/*
+ * What the device's driver allocates for a work or completion queue of @n
+ * entries of @size bytes: rxe and mlx5 round both up to a power of two
+ * (rxe one entry more), and the buffer to whole pages.
+ */
+static u64 krt_wq_mem(u32 n, u32 size)
+{
+	return PAGE_ALIGN((u64)roundup_pow_of_two(n + 1) * roundup_pow_of_two(size)) +
+	       PAGE_SIZE;
+}
+
+/*
+ * An MR of @pages pages: the driver's page list in whole pages at 16
+ * bytes an entry (rxe's map; mlx5 takes 8 and up to 2 KiB of alignment),
+ * the driver's MR and the core's.
+ */
+static u64 krt_mr_mem(u64 pages)
+{
+	return PAGE_ALIGN(pages * 16) + 1024;
+}
+
 /**
  * krt_conn_mem() - what a connection of a given depth holds, in bytes
  * @depth: queue depth
@@ -191,39 +214,47 @@ static u64 krt_peer_mem_cap(void)
  * @max_io: largest data buffer the remote may send (a server's client), or
  *	0 for the local max_io; MRs and scatterlists are sized for the
  *	smaller of it and the local max_io (krt_q_max_io())
+ * @mrs: MRs of up to KRT_SG_OWN pages it keeps: a client's
+ *	krt_q_clt_nr_mrs(), a server's krt_q_srv_charge_mrs()
  *
- * An estimate from above of the memory of one connection: receive ring,
- * request buffers (a client's slot buffers of KRT_SLOT_BUF and its few
- * full-size ones, krt_q_nr_mbufs()) or reply buffers, per-request
- * scatterlists of KRT_SG_OWN pages, MRs (page lists) of as many (a
- * server's per request, a client's krt_q_clt_nr_mrs()), the few large
- * sets (krt_q_nr_large()), work queue and completion queue entries.
+ * An estimate from above of the memory of one connection, krt's and what
+ * the device's driver allocates for it: receive ring, request buffers (a
+ * client's slot buffers of KRT_SLOT_BUF and its few full-size ones,
+ * krt_q_nr_mbufs()) or reply buffers, per-request scatterlists of
+ * KRT_SG_OWN pages, @mrs MRs of as many pages, the few large sets (krt_q_nr_large()),
+ * the send and receive queues (KRT_WQE_HDR plus the larger of the entries
+ * and the inline bytes per send entry) and the connection's share of the
+ * shared CQs (KRT_CQE_MEM per entry).
  *
  * Return: bytes.
  */
-u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
+u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io, u32 mrs)
 {
 	u64 pages = DIV_ROUND_UP(krt_q_max_io(max_io), PAGE_SIZE) + 1;
 	u64 own = min_t(u64, pages, KRT_SG_OWN);
-	/* the few large sets: scatterlist, MR page list, MR */
+	u32 sge = inbound ? KRT_SRV_SGE : KRT_CLT_SGE;
+	/* the few large sets: scatterlist, MR */
 	u64 large = (u64)krt_q_nr_large(depth, pages) *
-		    (pages * (sizeof(struct scatterlist) + sizeof(u64)) + 512 + 64);
-	/* MR page list and MR: a server's per request, a client's fewer */
-	u64 mrs = (u64)(inbound ? depth : krt_q_clt_nr_mrs(depth)) *
-		  (own * sizeof(u64) + 512);
+		    (pages * sizeof(struct scatterlist) + krt_mr_mem(pages));
 	/* receive buffer; request buffer, or reply buffer holding the request */
 	u64 per = KRT_MSG_BUF + (inbound ? KRT_MSG_BUF : KRT_SLOT_BUF) +
 		  /* own scatterlist (one array for all) */
 		  own * sizeof(struct scatterlist) +
-		  5 * 128 + 4 * 64 +			/* WQEs (3 send, 1 recv), CQEs */
 		  512 +					/* slot or server request */
-		  /* server: 3 RDMA WRs of KRT_SRV_SGE entries, and larger WQEs */
-		  (inbound ? KRT_SRV_SGE * (3 * sizeof(struct ib_sge) + 3 * 16) +
+		  /* server: 3 RDMA WRs of KRT_SRV_SGE entries */
+		  (inbound ? KRT_SRV_SGE * 3 * sizeof(struct ib_sge) +
 			     3 * sizeof(struct ib_rdma_wr) : 0);
+	/* 3 send entries per request (conn.c), +1 each for the drain */
+	u64 wqs = krt_wq_mem(3 * depth + 1,
+			     KRT_WQE_HDR + max_t(u32, sge * sizeof(struct ib_sge),
+						 KRT_QP_INLINE)) +
+		  krt_wq_mem(depth + 1, KRT_RQE_MEM) +
+		  (u64)KRT_CONN_CQES(depth) * KRT_CQE_MEM;
 	u64 mbufs = inbound ? 0 : (u64)krt_q_nr_mbufs(depth) * KRT_MSG_BUF;
 
 	/* plus its counters and histograms (stats.c) */
-	return (u64)depth * per + mrs + large + mbufs + 4096 + krt_stats_mem(true, true);
+	return (u64)depth * per + mrs * krt_mr_mem(own) + large + wqs + mbufs + 4096 +
+	       krt_stats_mem(true, true);
 }
 
 /**
@@ -232,14 +263,18 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io)
  * @ibdev: the device of an inbound connection, or NULL
  * @max_io: the max IO size the connection may use
  *
- * Caller holds krt_pool_lock.
+ * Sets @conn->nr_mrs, the MRs its queue will keep.  Caller holds
+ * krt_pool_lock.
  *
  * Return: 0, or -ENOSPC over the budget, the inbound share or the peer's
  * cap (nothing charged then).
  */
 int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io)
 {
-	u64 mem = krt_conn_mem(conn->depth, conn->inbound, max_io);
+	u32 mrs = conn->inbound && ibdev ?
+		  krt_q_srv_charge_mrs(ibdev, conn->depth, max_io) :
+		  krt_q_clt_nr_mrs(conn->depth);
+	u64 mem = krt_conn_mem(conn->depth, conn->inbound, max_io, mrs);
 	u64 budget = krt_mem_budget();
 
 	lockdep_assert_held(&krt_pool_lock);
@@ -248,6 +283,7 @@ int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io)
 	    atomic64_read(&conn->peer->mem) + mem > krt_peer_mem_cap())
 		return -ENOSPC;
 	conn->mem = mem;
+	conn->nr_mrs = mrs;
 	atomic64_add(mem, &krt_mem_all);
 	atomic64_add(mem, &conn->peer->mem);
 	if (conn->inbound) {
@@ -257,6 +293,35 @@ int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io)
 		spin_unlock_bh(&krt_in_lock);
 	}
 	return 0;
+}
+
+/**
+ * krt_mem_charge_mrs() - a queue keeps more MRs than its connection was charged for
+ * @conn: the connection, charged
+ * @nr: MRs its queue keeps
+ * @pages: pages of each
+ *
+ * A server queue whose QP cannot move every buffer without an MR, on a
+ * device whose attributes said it could (krt_q_srv_charge_mrs()), keeps
+ * one per request: the difference is charged, over the budget if need be
+ * (its queue is being set up; it is returned with the rest).  Takes
+ * krt_pool_lock; may sleep.
+ */
+void krt_mem_charge_mrs(struct krt_conn *conn, u32 nr, u32 pages)
+{
+	u64 more;
+
+	mutex_lock(&krt_pool_lock);
+	if (conn->mem && nr > conn->nr_mrs) {
+		more = (u64)(nr - conn->nr_mrs) * krt_mr_mem(pages);
+		conn->nr_mrs = nr;
+		conn->mem += more;
+		atomic64_add(more, &krt_mem_all);
+		atomic64_add(more, &conn->peer->mem);
+		if (conn->inbound)
+			atomic64_add(more, &krt_mem_in);
+	}
+	mutex_unlock(&krt_pool_lock);
 }
 
 /**
@@ -580,7 +645,7 @@ static int krt_check_conns(u32 conns, u32 have, struct netlink_ext_ack *extack)
 static int krt_check_mem(struct krt_peer *peer, u32 n, u32 depth,
 			 struct netlink_ext_ack *extack)
 {
-	u64 mem = (u64)n * krt_conn_mem(depth, false, 0);
+	u64 mem = (u64)n * krt_conn_mem(depth, false, 0, krt_q_clt_nr_mrs(depth));
 	u64 have = peer ? atomic64_read(&peer->mem) : 0;
 
 	if (atomic64_read(&krt_mem_all) + mem > krt_mem_budget()) {

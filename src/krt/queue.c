@@ -1138,6 +1138,8 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->own_pages = min_t(u32, pages, KRT_SG_OWN);
 	q->nr_large = krt_q_nr_large(q->depth, pages);
 	q->nr_mrs = q->server ? krt_q_srv_nr_mrs(q) : krt_q_clt_nr_mrs(q->depth);
+	/* a server QP that takes fewer SGEs than its device said: one per request */
+	krt_mem_charge_mrs(conn, q->nr_mrs, q->own_pages);
 
 	ret = krt_q_alloc_bufs(q);
 	if (!ret && q->server)
@@ -1190,13 +1192,15 @@ err_bufs:
  *	a server's offer (krt_q_inline_offer()), or what a client's server
  *	offered
  *
- * Called from the cm handler before the connection takes requests.
+ * Called from the cm handler before the connection takes requests; may
+ * sleep.  A client keeps the slots and MRs of the depth granted.
  */
 void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_io,
 			  u32 inline_data)
 {
 	struct krt_slot *s, *tmp;
-
+	struct ib_mr *mr;
+	LIST_HEAD(extra);
 	u32 slots;
 
 	spin_lock_bh(&q->lock);
@@ -1213,8 +1217,19 @@ void krt_queue_set_remote(struct krt_queue *q, u32 credits, u32 depth, u32 max_i
 		list_for_each_entry_safe(s, tmp, &q->free_slots, entry)
 			if (s->idx >= q->nr_slots)
 				list_del_init(&s->entry);
+		/*
+		 * MRs for the depth granted, not the one asked for: no request
+		 * holds one yet, so the others are all in the pool
+		 */
+		while (q->nr_mrs > krt_q_clt_nr_mrs(slots) &&
+		       (mr = ib_mr_pool_get(q->qp, &q->qp->rdma_mrs))) {
+			ib_mr_pool_put(q->qp, &extra, mr);
+			WRITE_ONCE(q->nr_mrs, q->nr_mrs - 1);
+		}
 	}
 	spin_unlock_bh(&q->lock);
+	/* ORDER: deregistered outside q->lock: ib_dereg_mr() may sleep */
+	ib_mr_pool_destroy(q->qp, &extra);
 }
 
 /**
@@ -1301,7 +1316,7 @@ void krt_queue_stop(struct krt_queue *q)
 u32 krt_queue_mrs(struct krt_queue *q, u32 *used)
 {
 	*used = q ? READ_ONCE(q->mrs_used) : 0;
-	return q && !READ_ONCE(q->unmapped) ? q->nr_mrs + q->nr_large : 0;
+	return q && !READ_ONCE(q->unmapped) ? READ_ONCE(q->nr_mrs) + q->nr_large : 0;
 }
 
 /**
@@ -1486,7 +1501,7 @@ void krt_queue_show(struct krt_queue *q, struct seq_file *m)
 	seq_printf(m, "  max_io: %u\n  mr_pages: %u\n  own_pages: %u\n  large_sets: %u\n",
 		   q->max_io, q->mr_pages, q->own_pages, q->nr_large);
 	seq_printf(m, "  pool_mrs: %u\n  pool_mrs_used: %u\n  msg_bufs: %u\n  send_sge: %u\n",
-		   q->nr_mrs, READ_ONCE(q->pool_used), q->nr_mbufs,
+		   READ_ONCE(q->nr_mrs), READ_ONCE(q->pool_used), q->nr_mbufs,
 		   q->server ? q->srv_sge : q->clt_sge);
 	seq_printf(m, "  max_inline: %u\n  send_inv: %d\n  inline_data: %u\n", q->max_inline,
 		   q->send_inv, q->inline_data);

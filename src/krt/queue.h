@@ -171,7 +171,9 @@ struct krt_sreq {
  * @mr_pages: pages an MR maps
  * @own_pages: pages of a slot's or server request's own scatterlist and
  *	MR (KRT_SG_OWN, or @mr_pages if fewer)
- * @nr_mrs: MRs of the QP's pool: krt_q_clt_nr_mrs() or krt_q_srv_nr_mrs()
+ * @nr_mrs: MRs of the QP's pool: krt_q_clt_nr_mrs() of the depth granted
+ *	(krt_queue_set_remote() trims it, under q->lock, before any request)
+ *	or krt_q_srv_nr_mrs()
  * @nr_large: large sets (struct krt_large) for buffers over @own_pages
  * @large: @nr_large of them
  * @large_free: those free; q->lock
@@ -188,7 +190,7 @@ struct krt_sreq {
  * @waiting: requests waiting for room; q->lock
  * @nr_waiting: their number; q->lock
  * @nr_wait_extra: of them those needing a large set, a message buffer or
- *	an MR (&krt_req.krt_extra, krt_q_req_needs() when queued); q->lock
+ *	an MR (&krt_req.krt_extra: krt_q_req_needs() at submit); q->lock
  * @nr_wait_x: of them those needing each KRT_X_* kind; q->lock
  * @wait_room: a waiting request may be waiting for credits or SQ room,
  *	not only for a kind it misses: new ones queue behind it; q->lock

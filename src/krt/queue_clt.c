@@ -248,10 +248,6 @@ void krt_slot_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	krt_q_complete(q, &done);
 }
 
-/*
- * Post a request in a free slot.  Caller holds q->lock and checked that a
- * slot, a credit and KRT_WR_REQ SQ entries are there.
- */
 /* DMA-map a request's buffer into a slot's scatterlist.  q->lock held. */
 static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
 			       struct krt_req *req)
@@ -267,6 +263,12 @@ static int krt_slot_map_locked(struct krt_queue *q, struct krt_slot *s,
 	return 0;
 }
 
+/*
+ * Post a request in a free slot.  Caller holds q->lock and checked that a
+ * slot, a credit, KRT_WR_REQ SQ entries and what the request needs
+ * besides (&krt_req.krt_extra, set at submit; none for the heartbeat)
+ * are there.
+ */
 int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 {
 	bool hb = req == &q->hb_req, inl = !hb && req->krt_inline;
@@ -291,7 +293,7 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	s->pending = KRT_P_SEND | KRT_P_REPLY;
 	s->inv_left = false;
 	/* the caller saw a message buffer free where one is needed */
-	if (krt_q_req_long(req)) {
+	if (req->krt_extra & KRT_X_MBUF) {
 		s->mbuf = list_first_entry(&q->mbuf_free, struct krt_mbuf, entry);
 		list_del_init(&s->mbuf->entry);
 	}
@@ -301,7 +303,7 @@ int krt_q_post_req_locked(struct krt_queue *q, struct krt_req *req)
 	q->credits--;
 	if (data) {
 		/* the caller saw a large set free where one is needed */
-		if (krt_q_req_large(q, req)) {
+		if (req->krt_extra & KRT_X_LARGE) {
 			s->large = krt_q_large_get(q);
 			s->sg = s->large ? s->large->sg : NULL;
 			s->mr = s->large ? s->large->mr : NULL;
@@ -567,6 +569,7 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 	/* decided once: the parameter may change before it is posted */
 	req->krt_inline = krt_q_req_inline(q, req);
 	need = krt_q_req_needs(q, req);
+	req->krt_extra = need;
 	/*
 	 * requests that wait only for a large set, a message buffer or an
 	 * MR do not hold up others, nor those needing another kind
@@ -595,8 +598,7 @@ int krt_queue_submit(struct krt_queue *q, struct krt_req *req)
 		goto out_undo;
 	}
 	q->stats.waits++;
-	/* what it counts for until it leaves the list */
-	req->krt_extra = need;
+	/* it counts for what it needs until it leaves the list */
 	krt_q_wait_count(q, req, true);
 	need &= krt_q_missing(q);
 	/* not for a missing kind: for its order or room, which others keep */
@@ -660,7 +662,7 @@ void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done)
 	struct krt_req *req, *tmp;
 	/* behind the cursor: requests needing nothing extra, and each kind */
 	u32 plain = q->nr_waiting - q->nr_wait_extra, left[KRT_X_KINDS];
-	u8 skip = 0, need;
+	u8 skip = 0, need, miss;
 	int ret, b;
 
 	memcpy(left, q->nr_wait_x, sizeof(left));
@@ -679,10 +681,11 @@ void krt_q_kick_clt_locked(struct krt_queue *q, struct list_head *done)
 		need = req->krt_extra;
 		for (b = 0; b < KRT_X_KINDS; b++)
 			left[b] -= !!(need & BIT(b));
-		if (need & (skip | krt_q_missing(q))) {
+		miss = krt_q_missing(q);
+		if (need & (skip | miss)) {
 			skip |= need;
 			/* no post after it: what is missing stays so */
-			if (!plain && !(krt_q_kinds(left) & ~(skip | krt_q_missing(q))))
+			if (!plain && !(krt_q_kinds(left) & ~(skip | miss)))
 				break;
 			continue;
 		}

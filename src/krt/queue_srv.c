@@ -591,16 +591,22 @@ static int krt_sreq_mr_access(const struct krt_queue *q, enum krt_data_dir dir)
  * it fits in KRT_WR_DATA RDMA WRs and, for an RDMA READ (a client write),
  * the device can read into unregistered memory efficiently.
  */
-static bool krt_sreq_can_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
+static bool krt_srv_fits_direct(u32 sge, u32 sge_rd, u32 max_sgl_rd,
+				enum krt_data_dir dir, u32 nents)
 {
-	u32 per = dir == KRT_DATA_READ ? q->srv_sge : q->srv_sge_rd;
+	u32 per = dir == KRT_DATA_READ ? sge : sge_rd;
 
 	if (!per)
 		return false;
 	/* as rdma_rw_io_needs_mr(): a READ of more than max_sgl_rd entries */
-	if (dir == KRT_DATA_WRITE && q->max_sgl_rd && nents > q->max_sgl_rd)
+	if (dir == KRT_DATA_WRITE && max_sgl_rd && nents > max_sgl_rd)
 		return false;
 	return nents <= per * KRT_WR_DATA;
+}
+
+static bool krt_sreq_can_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
+{
+	return krt_srv_fits_direct(q->srv_sge, q->srv_sge_rd, q->max_sgl_rd, dir, nents);
 }
 
 static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, int nents)
@@ -609,20 +615,51 @@ static bool krt_sreq_direct(const struct krt_queue *q, enum krt_data_dir dir, in
 }
 
 /**
+ * krt_q_srv_charge_mrs() - MRs a server connection is charged for
+ * @ibdev: its device
+ * @depth: its depth
+ * @max_io: its max IO size (krt_q_max_io())
+ *
+ * What krt_q_srv_nr_mrs() will keep, from the device's attributes, before
+ * the QP exists: %KRT_SRV_MRS while ``srv_direct`` is on and the device
+ * can move every buffer of up to %KRT_SG_OWN pages without an MR, else
+ * one per request.  Reads ``srv_direct`` once: the queue follows what was
+ * charged.
+ *
+ * Return: MRs.
+ */
+u32 krt_q_srv_charge_mrs(struct ib_device *ibdev, u32 depth, u32 max_io)
+{
+	u32 pages = min_t(u32, DIV_ROUND_UP(max_io, PAGE_SIZE) + 1, KRT_SG_OWN);
+	u32 sge = min_t(u32, ibdev->attrs.max_send_sge, KRT_SRV_SGE);
+	u32 sge_rd = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)) ? 0 :
+		     min_t(u32, ibdev->attrs.max_sge_rd, sge);
+
+	if (READ_ONCE(krt_srv_direct) &&
+	    krt_srv_fits_direct(sge, sge_rd, ibdev->attrs.max_sgl_rd, KRT_DATA_READ, pages) &&
+	    krt_srv_fits_direct(sge, sge_rd, ibdev->attrs.max_sgl_rd, KRT_DATA_WRITE, pages))
+		return min_t(u32, depth, KRT_SRV_MRS);
+	return depth;
+}
+
+/**
  * krt_q_srv_nr_mrs() - MRs of a server queue's pool
  * @q: the queue, its depth and server limits set
  *
- * Accepted while ``srv_direct`` is on, a queue that can move every buffer
- * of up to @q->own_pages pages without an MR (krt_sreq_can_direct())
- * keeps %KRT_SRV_MRS of them, for ``srv_direct=0`` set later: a transfer
- * finding none free then moves without.  Otherwise (accepted while off,
- * iWARP, few entries per WR) every server request may hold one.
+ * Accepted while ``srv_direct`` is on (charged for few,
+ * krt_q_srv_charge_mrs()), a queue that can move every buffer of up to
+ * @q->own_pages pages without an MR (krt_sreq_can_direct()) keeps
+ * %KRT_SRV_MRS of them, for ``srv_direct=0`` set later: a transfer finding
+ * none free then moves without.  Otherwise (accepted while off, iWARP, few
+ * entries per WR) every server request may hold one.
  *
  * Return: MRs to allocate for the pool.
  */
 u32 krt_q_srv_nr_mrs(const struct krt_queue *q)
 {
-	if (READ_ONCE(krt_srv_direct) &&
+	u32 charged = q->conn->nr_mrs;
+
+	if (charged < q->depth &&
 	    krt_sreq_can_direct(q, KRT_DATA_READ, q->own_pages) &&
 	    krt_sreq_can_direct(q, KRT_DATA_WRITE, q->own_pages))
 		return min_t(u32, q->depth, KRT_SRV_MRS);
