@@ -289,8 +289,8 @@ memory_budget() {
 # at 128 (both ends here), are charged at least the unreclaimable slab
 # (large kmallocs included), vmalloc and per-CPU memory they take, and
 # less than twice that.  On a KASAN kernel, which pads every object,
-# against half of what they take.  A first connection creates the
-# device's shared CQs (the device's, not charged) before measuring.
+# against half of what they take.  8 connections at depth 128 make the
+# device's shared CQs (the device's, kept, not charged) before measuring.
 kmem() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
@@ -304,23 +304,25 @@ kmem_settled() {
 	for ((i = 0; i < 15; i++)); do
 		sleep 1
 		b=$(kmem)
-		[ $((b > a ? b - a : a - b)) -lt 65536 ] && break
+		[ $((b > a ? b - a : a - b)) -lt 65536 ] && { echo "$b"; return 0; }
 		a=$b
 	done
+	echo "# kernel memory still moving after 15 s: $a, then $b" >&2
 	echo "$b"
 }
+# cm_del PEER BASE: delete PEER, wait for the charge to be back at BASE
 cm_del() {
 	"$KRTCTL" peer del "$1"
-	busywait 20000 bash -c "[ \$($KRTCTL -j dev show krt_po0 | jq '.[0].mem_total') -eq $2 ]" ||
-		fail "$1: charge not returned: $(mem_total), want $2"
+	busywait 20000 bash -c "[ \$(\"$KRTCTL\" -j dev show krt_po0 | jq '.[0].mem_total') -eq $2 ]" ||
+		{ fail "$1: charge not returned: $(mem_total), want $2"; return 1; }
 }
 charge_covers() {
-	local base k0 k1 used charged d lim=1
+	local base k0 k1 used charged clt srv d lim=1
 	grep -qw kasan_report /proc/kallsyms && lim=2
 	base=$(mem_total)
-	"$KRTCTL" peer add cw addr "$A" conns 1 depth 128 || { fail "peer add cw"; return 1; }
-	wait_peer cw active 1 || fail "cw not up"
-	cm_del cw "$base"
+	"$KRTCTL" peer add cw addr "$A" conns 8 depth 128 || { fail "peer add cw"; return 1; }
+	wait_peer cw active 8 || { fail "cw not up"; cm_del cw "$base"; return 1; }
+	cm_del cw "$base" || return 1
 	for d in 32 128; do
 		k0=$(kmem_settled)
 		"$KRTCTL" peer add cm addr "$A" conns 8 depth $d || { fail "peer add cm depth $d"; return 1; }
@@ -328,12 +330,14 @@ charge_covers() {
 		k1=$(kmem_settled)
 		used=$((k1 - k0))
 		charged=$(($(mem_total) - base))
+		clt=$("$KRTCTL" -j conn show peer cm | jq '.[0].mem')
+		srv=$("$KRTCTL" -j conn show peer "$(inbound)" | jq '.[0].mem')
 		diag "8 connections at depth $d, both ends: charged $((charged / 1024)) KiB, hold $((used / 1024)) KiB;" \
-			"charged per client end $(($(peer_json cm mem) / 8192)) KiB, per server end $(((charged - $(peer_json cm mem)) / 8192)) KiB"
+			"charged per client end $((clt / 1024)) KiB, per server end $((srv / 1024)) KiB"
 		[ "$used" -gt $((8 * d * 12800)) ] || fail "depth $d: hold $used B, below their message buffers alone"
 		[ "$charged" -ge $((used / lim)) ] || fail "depth $d: charged $charged B, below the $used B they hold"
 		[ "$charged" -lt $((2 * used)) ] || fail "depth $d: charged $charged B, twice the $used B they hold or more"
-		cm_del cm "$base"
+		cm_del cm "$base" || return 1
 	done
 }
 

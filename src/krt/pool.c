@@ -22,7 +22,9 @@
  * Each connection is charged, before anything is allocated, an estimate
  * from above of what it holds, krt's and its device driver's: receive
  * ring, request or reply buffers, scatterlists, MRs with their page
- * lists, work queues and its share of the shared CQs (krt_conn_mem()).  The charges of all
+ * lists, work queues and its share of the shared CQs (krt_conn_mem());
+ * only a server queue whose QP takes fewer SGEs than its device said is
+ * charged more once set up (krt_mem_charge_mrs()).  The charges of all
  * connections and peers' statistics stay within ``mem_budget_mb``
  * (default: a quarter of RAM), inbound connections and the statistics of
  * the peers remotes made within half of it, a peer's within ``peer_mem_mb``
@@ -187,8 +189,8 @@ static u64 krt_peer_mem_cap(void)
 }
 
 /*
- * What the device's driver allocates for a work or completion queue of @n
- * entries of @size bytes: rxe and mlx5 round both up to a power of two
+ * What the device's driver allocates for a work queue of @n entries of
+ * @size bytes: rxe and mlx5 round both up to a power of two
  * (rxe one entry more), and the buffer to whole pages.
  */
 static u64 krt_wq_mem(u32 n, u32 size)
@@ -199,7 +201,8 @@ static u64 krt_wq_mem(u32 n, u32 size)
 
 /*
  * An MR of @pages pages: the driver's page list in whole pages at 16
- * bytes an entry (rxe's map; mlx5 takes 8 and up to 2 KiB of alignment),
+ * bytes an entry (rxe's map; mlx5's, 8 bytes an entry and up to 2 KiB of
+ * alignment, takes 4 KiB of slab for 17 pages),
  * the driver's MR and the core's.
  */
 static u64 krt_mr_mem(u64 pages)
@@ -222,8 +225,8 @@ static u64 krt_mr_mem(u64 pages)
  * client's slot buffers of KRT_SLOT_BUF and its few full-size ones,
  * krt_q_nr_mbufs()) or reply buffers, per-request scatterlists of
  * KRT_SG_OWN pages, @mrs MRs of as many pages, the few large sets (krt_q_nr_large()),
- * the send and receive queues (KRT_WQE_HDR plus the larger of the entries
- * and the inline bytes per send entry) and the connection's share of the
+ * the send and receive queues (a send entry: KRT_WQE_HDR plus the larger
+ * of 16 bytes per SGE and the inline size) and the connection's share of the
  * shared CQs (KRT_CQE_MEM per entry).
  *
  * Return: bytes.
@@ -304,8 +307,9 @@ int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io)
  * A server queue whose QP cannot move every buffer without an MR, on a
  * device whose attributes said it could (krt_q_srv_charge_mrs()), keeps
  * one per request: the difference is charged, over the budget if need be
- * (its queue is being set up; it is returned with the rest).  Takes
- * krt_pool_lock; may sleep.
+ * (its queue is being set up; it is returned with the rest).  Called for
+ * every queue; nothing to do for a client's (``mr_ios`` is read-only) or
+ * a server's as charged.  Takes krt_pool_lock; may sleep.
  */
 void krt_mem_charge_mrs(struct krt_conn *conn, u32 nr, u32 pages)
 {

@@ -1138,7 +1138,10 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->own_pages = min_t(u32, pages, KRT_SG_OWN);
 	q->nr_large = krt_q_nr_large(q->depth, pages);
 	q->nr_mrs = q->server ? krt_q_srv_nr_mrs(q) : krt_q_clt_nr_mrs(q->depth);
-	/* a server QP that takes fewer SGEs than its device said: one per request */
+	/*
+	 * more than charged only for a server QP that takes fewer SGEs than
+	 * its device said (one MR per request): charge the difference
+	 */
 	krt_mem_charge_mrs(conn, q->nr_mrs, q->own_pages);
 
 	ret = krt_q_alloc_bufs(q);

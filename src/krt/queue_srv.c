@@ -646,12 +646,12 @@ u32 krt_q_srv_charge_mrs(struct ib_device *ibdev, u32 depth, u32 max_io)
  * krt_q_srv_nr_mrs() - MRs of a server queue's pool
  * @q: the queue, its depth and server limits set
  *
- * Accepted while ``srv_direct`` is on (charged for few,
- * krt_q_srv_charge_mrs()), a queue that can move every buffer of up to
- * @q->own_pages pages without an MR (krt_sreq_can_direct()) keeps
- * %KRT_SRV_MRS of them, for ``srv_direct=0`` set later: a transfer finding
- * none free then moves without.  Otherwise (accepted while off, iWARP, few
- * entries per WR) every server request may hold one.
+ * Charged for few MRs (krt_q_srv_charge_mrs(): ``srv_direct`` on at the
+ * connect request, the device able), a queue that can move every buffer
+ * of up to @q->own_pages pages without an MR (krt_sreq_can_direct())
+ * keeps %KRT_SRV_MRS of them, for ``srv_direct=0`` set later: a transfer
+ * finding none free then moves without.  Otherwise (accepted while off,
+ * iWARP, few entries per WR) every server request may hold one.
  *
  * Return: MRs to allocate for the pool.
  */
