@@ -621,6 +621,12 @@ void krt_peer_shutdown(struct krt_peer *peer);
 #define KRT_WQE_HDR		208
 #define KRT_RQE_MEM		64
 #define KRT_CQE_MEM		256
+/*
+ * Charged per connection whatever its depth: krt's connection and queue,
+ * its cm id, the driver's QP (rxe: its responder's read resources) and
+ * its debugfs entries
+ */
+#define KRT_CONN_FIXED		16384
 
 /* cm.c */
 #define KRT_REJ_MAX	KRT_REJ_IDENTITY

@@ -255,9 +255,9 @@ u64 krt_conn_mem(u32 depth, bool inbound, u32 max_io, u32 mrs)
 		  (u64)KRT_CONN_CQES(depth) * KRT_CQE_MEM;
 	u64 mbufs = inbound ? 0 : (u64)krt_q_nr_mbufs(depth) * KRT_MSG_BUF;
 
-	/* plus its counters and histograms (stats.c) */
-	return (u64)depth * per + mrs * krt_mr_mem(own) + large + wqs + mbufs + 4096 +
-	       krt_stats_mem(true, true);
+	/* plus what does not grow with the depth, and its counters (stats.c) */
+	return (u64)depth * per + mrs * krt_mr_mem(own) + large + wqs + mbufs +
+	       KRT_CONN_FIXED + krt_stats_mem(true, true);
 }
 
 /**
