@@ -307,9 +307,8 @@ int krt_mem_charge(struct krt_conn *conn, struct ib_device *ibdev, u32 max_io)
  * A server queue whose QP cannot move every buffer without an MR, on a
  * device whose attributes said it could (krt_q_srv_charge_mrs()), keeps
  * one per request: the difference is charged, over the budget if need be
- * (its queue is being set up; it is returned with the rest).  Called for
- * every queue; nothing to do for a client's (``mr_ios`` is read-only) or
- * a server's as charged.  Takes krt_pool_lock; may sleep.
+ * (its queue is being set up; it is returned with the rest).  Nothing to
+ * do for a queue as charged.  Takes krt_pool_lock; may sleep.
  */
 void krt_mem_charge_mrs(struct krt_conn *conn, u32 nr, u32 pages)
 {

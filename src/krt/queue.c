@@ -1140,9 +1140,11 @@ struct krt_queue *krt_queue_create(struct krt_conn *conn, struct rdma_cm_id *id,
 	q->nr_mrs = q->server ? krt_q_srv_nr_mrs(q) : krt_q_clt_nr_mrs(q->depth);
 	/*
 	 * more than charged only for a server QP that takes fewer SGEs than
-	 * its device said (one MR per request): charge the difference
+	 * its device said (one MR per request): charge the difference.  A
+	 * client's never (mr_ios is read-only, its depth only shrinks).
 	 */
-	krt_mem_charge_mrs(conn, q->nr_mrs, q->own_pages);
+	if (q->server)
+		krt_mem_charge_mrs(conn, q->nr_mrs, q->own_pages);
 
 	ret = krt_q_alloc_bufs(q);
 	if (!ret && q->server)
